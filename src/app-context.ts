@@ -1,0 +1,18 @@
+import type { Config } from './config.ts';
+import type { AreasService } from './modules/areas/areas.service.ts';
+import type { SearchService } from './modules/search/search.service.ts';
+import type { SyncStateReader } from './modules/sync/sync-state.ts';
+import type { Clock } from './platform/clock.ts';
+import type { Store } from './platform/db/database.ts';
+import type { AreaTree } from './reference/areas.ts';
+
+/** Everything route modules may use, built once at boot by `createContext`. */
+export interface AppContext {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly areaTree: AreaTree;
+  readonly syncState: SyncStateReader;
+  readonly areas: AreasService;
+  readonly search: SearchService;
+}

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { AppContext } from './app-context.ts';
+import type { Config } from './config.ts';
+import { anonymousCaller } from './http/caller.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { SHARED_SCHEMAS } from './http/schemas.ts';
+import { AreaRefSchema, AreaSchema } from './modules/areas/areas.schema.ts';
+import { registerAreaRoutes } from './modules/areas/areas.routes.ts';
+import { AreasService } from './modules/areas/areas.service.ts';
+import { listAreas } from './modules/areas/areas.repository.ts';
+import { registerHealthRoutes } from './modules/health/health.routes.ts';
+import { registerSearchRoutes } from './modules/search/search.routes.ts';
+import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
+import { SearchService } from './modules/search/search.service.ts';
+import { SyncStateReader } from './modules/sync/sync-state.ts';
+import { type Clock, systemClock } from './platform/clock.ts';
+import type { Store } from './platform/db/database.ts';
+import { AreaTree } from './reference/areas.ts';
+
+export interface ContextOptions {
+  config: Config;
+  store: Store;
+  clock?: Clock;
+}
+
+/** Wires services over an open, migrated store. Reads the area tree once. */
+export async function createContext({ config, store, clock = systemClock }: ContextOptions): Promise<AppContext> {
+  const areaTree = new AreaTree(await listAreas(store.db));
+  const syncState = new SyncStateReader(store.db, clock);
+  return {
+    config,
+    store,
+    clock,
+    areaTree,
+    syncState,
+    areas: new AreasService(areaTree, store.db, clock),
+    search: new SearchService(store.db, store.dialect, areaTree, clock),
+  };
+}
+
+export interface AppOptions {
+  logger?: FastifyServerOptions['logger'];
+}
+
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  if (config.logLevel === 'silent') return false;
+  return {
+    level: config.logLevel,
+    // Credentials never reach the log, whatever a future serializer includes.
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.apiKey', '*.secret'], censor: '[redacted]' },
+  };
+}
+
+/** Builds the HTTP application: one Fastify instance, every route, the OpenAPI document. */
+export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(ctx.config),
+    genReqId: () => randomUUID(),
+    requestIdLogLabel: 'requestId',
+    trustProxy: false,
+    bodyLimit: 64 * 1024,
+    ajv: {
+      customOptions: {
+        coerceTypes: 'array',
+        removeAdditional: true,
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+  });
+
+  app.decorateRequest('caller', null as never);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    request.caller = anonymousCaller(request);
+  });
+  installErrorHandling(app);
+
+  for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS]) app.addSchema(schema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Stoop API',
+        version: '1.0.0',
+        description:
+          'NYC real estate listings data: search, listings, buildings, areas and market statistics. Data in the built-in demo market is synthetic.',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: ctx.config.publicUrl }],
+      tags: [
+        { name: 'Search', description: 'Rental and sale listing search.' },
+        { name: 'Areas', description: 'The area tree.' },
+        { name: 'Service', description: 'Health and service metadata.' },
+      ],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerHealthRoutes(app, ctx);
+  registerAreaRoutes(app, ctx);
+  registerSearchRoutes(app, ctx);
+  return app;
+}

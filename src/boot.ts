@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp, createContext } from './app.ts';
+import type { Config } from './config.ts';
+import { type Store, openStore } from './platform/db/database.ts';
+import { migrateToLatest } from './platform/db/migrate.ts';
+import { syncAreas } from './reference/areas-store.ts';
+import { hasDemoMarket, loadDemoMarket } from './upstream/demo/load.ts';
+import { createProgressReporter } from './upstream/demo/progress.ts';
+
+export async function openConfiguredStore(config: Config): Promise<Store> {
+  return openStore({ dialect: config.dialect, databaseUrl: config.databaseUrl, schema: config.databaseSchema });
+}
+
+/** Schema to the latest version and reference data (area tree) in place; idempotent. */
+export async function prepareStore(store: Store): Promise<void> {
+  await migrateToLatest(store);
+  await syncAreas(store);
+}
+
+/** Loads the demo market unless the store already has market data. Returns whether it loaded. */
+export async function seedDemoIfEmpty(store: Store, config: Config, log: (line: string) => void): Promise<boolean> {
+  if (!config.demo.enabled || (await hasDemoMarket(store))) return false;
+  log(`Loading the synthetic demo market (seed ${config.demo.seed}, scale ${config.demo.scale}); first start only…`);
+  const progress = createProgressReporter('Demo market');
+  const result = await loadDemoMarket(store, {
+    seed: config.demo.seed,
+    scale: config.demo.scale,
+    now: new Date(),
+    onProgress: progress.update,
+  });
+  progress.stop();
+  log(`Demo market loaded in ${(result.ms / 1000).toFixed(1)} s: ${result.listings} listings, ${result.buildings} buildings.`);
+  return true;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  store: Store;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Everything `npm start` does: store, schema, demo data, HTTP server. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const store = await openConfiguredStore(config);
+  await prepareStore(store);
+  await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`));
+  const ctx = await createContext({ config, store });
+  const app = await buildApp(ctx);
+  const url = await app.listen({ host: config.host, port: config.port });
+  return {
+    app,
+    store,
+    url,
+    close: async () => {
+      await app.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { openConfiguredStore, prepareStore, seedDemoIfEmpty, startServer } from './boot.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { packageVersion } from './version.ts';
+
+function intOption(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
+  return Number(value);
+}
+
+function numberOption(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
+function config(overrides: Record<string, string | undefined> = {}): Config {
+  const env = { ...process.env };
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) env[key] = value;
+  return loadConfig(env, packageVersion());
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+export function buildCli(): Command {
+  const program = new Command('stoop')
+    .description('Stoop: self-hostable NYC real estate listings data service')
+    .version(packageVersion());
+
+  program
+    .command('serve')
+    .description('run the HTTP service (what `npm start` does)')
+    .option('--host <host>', 'listen address (env HOST)')
+    .option('--port <port>', 'listen port (env PORT)', intOption)
+    .action(async (opts: { host?: string; port?: number }) => {
+      const cfg = config({ HOST: opts.host, PORT: opts.port?.toString() });
+      await startServer(cfg);
+      log(`Stoop is listening on ${cfg.publicUrl}`);
+    });
+
+  program
+    .command('migrate')
+    .description('create or upgrade the database schema and reference data, then exit')
+    .action(async () => {
+      const store = await openConfiguredStore(config());
+      try {
+        await prepareStore(store);
+        log(`Schema is up to date (${store.dialect}).`);
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command('seed')
+    .description('load the synthetic demo market into an empty store, then exit')
+    .option('--seed <n>', 'generator seed (env DEMO_SEED)', intOption)
+    .option('--scale <x>', 'market size multiplier, 1 = full demo (env DEMO_SCALE)', numberOption)
+    .action(async (opts: { seed?: number; scale?: number }) => {
+      const cfg = config({ DEMO: 'true', DEMO_SEED: opts.seed?.toString(), DEMO_SCALE: opts.scale?.toString() });
+      const store = await openConfiguredStore(cfg);
+      try {
+        await prepareStore(store);
+        const loaded = await seedDemoIfEmpty(store, cfg, log);
+        if (!loaded) log('The store already holds market data; nothing loaded.');
+      } finally {
+        await store.close();
+      }
+    });
+
+  return program;
+}
+
+buildCli()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    log(error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error)));
+    process.exit(1);
+  });

@@ -1,0 +1,32 @@
+import type { FastifyRequest } from 'fastify';
+import type { Tier } from '../domain/tiers.ts';
+
+/**
+ * Who is calling, and with which tier. Every route reads the caller from here,
+ * never from headers directly: the access-control layer is the one place that
+ * decides it (API key, OAuth token, or anonymous by IP).
+ */
+export interface Caller {
+  kind: 'anonymous' | 'api_key' | 'oauth';
+  tier: Tier;
+  /** Account that owns the credential; null for anonymous callers. */
+  accountId: string | null;
+  /** Stable id of the rate-limit bucket (key id or client IP). */
+  bucket: string;
+  /** Largest page size the tier may request. */
+  maxPerPage: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller;
+  }
+}
+
+/**
+ * Until access control is installed every caller is anonymous. The page cap is
+ * the API-wide maximum here; tier caps come with API keys.
+ */
+export function anonymousCaller(request: FastifyRequest): Caller {
+  return { kind: 'anonymous', tier: 'FREE', accountId: null, bucket: `ip:${request.ip}`, maxPerPage: 500 };
+}

@@ -1,0 +1,48 @@
+import type { FastifyRequest } from 'fastify';
+import type { Freshness } from '../domain/freshness.ts';
+import { type PageRequest, pageLinks, unknownParamWarnings } from './pagination.ts';
+
+export interface PaginatedMeta extends Freshness {
+  total: number;
+  page: number;
+  perPage: number;
+  links: ReturnType<typeof pageLinks>;
+  warnings: string[];
+}
+
+/**
+ * Builds `meta` for a list response: freshness, paging links built from the
+ * request URL, and warnings (unknown parameters plus any the service raised).
+ */
+export function paginatedMeta(
+  request: FastifyRequest,
+  baseUrl: string,
+  freshness: Freshness,
+  page: PageRequest,
+  total: number,
+  knownParams: ReadonlySet<string>,
+  extraWarnings: readonly string[] = [],
+): PaginatedMeta {
+  return {
+    ...freshness,
+    total,
+    page: page.page,
+    perPage: page.perPage,
+    links: pageLinks(baseUrl, request.url, page, total),
+    warnings: [...unknownParamWarnings(request.url, knownParams), ...extraWarnings],
+  };
+}
+
+/** The names of a TypeBox object schema's properties: the operation's known parameters. */
+export function paramNames(schema: { properties: Record<string, unknown> }): ReadonlySet<string> {
+  return new Set(Object.keys(schema.properties));
+}
+
+/** Applies the caller's page-size cap, returning a warning when it bites. */
+export function capPerPage(requested: number, max: number): { perPage: number; warnings: string[] } {
+  if (requested <= max) return { perPage: requested, warnings: [] };
+  return {
+    perPage: max,
+    warnings: [`perPage ${requested} exceeds your tier's maximum of ${max}; ${max} was used.`],
+  };
+}

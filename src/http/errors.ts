@@ -1,0 +1,90 @@
+/**
+ * The one error type of the API. Expected failures are thrown or returned as
+ * `ApiError`; anything else becomes a logged 500 `INTERNAL_ERROR` whose message
+ * reveals nothing internal.
+ */
+export const ERROR_CODES = {
+  INVALID_PARAMS: 400,
+  INVALID_BODY: 400,
+  MISSING_API_KEY: 401,
+  INVALID_API_KEY: 401,
+  EXPIRED_API_KEY: 401,
+  TIER_RESTRICTED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  NOT_ACCEPTABLE: 406,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  QUOTA_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  UPSTREAM_ERROR: 502,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ParamIssue {
+  /** The offending parameter (query, path or body field name). */
+  parameter: string;
+  /** Where it was sent: query, path, body, header. */
+  location: 'query' | 'path' | 'body' | 'header';
+  /** Machine-readable rule it broke: type, minimum, maximum, enum, range, unknown_area, page_range, … */
+  rule: string;
+  message: string;
+}
+
+export interface ErrorDetails {
+  params?: ParamIssue[];
+  requiredTier?: string;
+  retryAfter?: number;
+  [key: string]: unknown;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetails | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_CODES[code];
+    this.details = details;
+  }
+
+  static invalidParam(issue: Omit<ParamIssue, 'location'> & { location?: ParamIssue['location'] }): ApiError {
+    const full: ParamIssue = { location: 'query', ...issue };
+    return new ApiError('INVALID_PARAMS', `Invalid parameter "${full.parameter}": ${full.message}`, {
+      params: [full],
+    });
+  }
+
+  static notFound(what: string, id: string | number): ApiError {
+    return new ApiError('NOT_FOUND', `${what} ${JSON.stringify(String(id))} was not found`);
+  }
+}
+
+export interface ErrorBody {
+  error: {
+    code: ErrorCode;
+    message: string;
+    status: number;
+    requestId?: string;
+    details?: ErrorDetails;
+  };
+}
+
+export function errorBody(error: ApiError, requestId?: string): ErrorBody {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      status: error.status,
+      ...(requestId ? { requestId } : {}),
+      ...(error.details ? { details: error.details } : {}),
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { ApiError } from './errors.ts';
+
+export interface PageRequest {
+  page: number;
+  perPage: number;
+}
+
+export interface PageLinks {
+  self: string;
+  first: string;
+  last: string;
+  prev: string | null;
+  next: string | null;
+}
+
+export function lastPage(total: number, perPage: number): number {
+  return Math.max(1, Math.ceil(total / perPage));
+}
+
+/**
+ * Rejects a page past the end: a client paging by `next` never gets there, so
+ * asking for it is a bug worth a clear 400 rather than a silent empty page.
+ */
+export function assertPageInRange(page: PageRequest, total: number): void {
+  const last = lastPage(total, page.perPage);
+  if (page.page > last) {
+    throw ApiError.invalidParam({
+      parameter: 'page',
+      rule: 'page_range',
+      message: `page ${page.page} is beyond the last page (${last}) for ${total} results at perPage=${page.perPage}`,
+    });
+  }
+}
+
+/**
+ * Absolute links for a paginated response. Other query parameters are kept
+ * as sent (in their order), `page` and `perPage` are set to effective values.
+ */
+export function pageLinks(baseUrl: string, rawUrl: string, page: PageRequest, total: number): PageLinks {
+  const url = new URL(rawUrl, baseUrl);
+  const last = lastPage(total, page.perPage);
+  const at = (n: number): string => {
+    const params = new URLSearchParams(url.search);
+    params.set('page', String(n));
+    params.set('perPage', String(page.perPage));
+    return `${baseUrl}${url.pathname}?${params.toString()}`;
+  };
+  return {
+    self: at(page.page),
+    first: at(1),
+    last: at(last),
+    prev: page.page > 1 ? at(Math.min(page.page - 1, last)) : null,
+    next: page.page < last ? at(page.page + 1) : null,
+  };
+}
+
+/** Warnings for query parameters the operation does not know (they are ignored, not rejected). */
+export function unknownParamWarnings(rawUrl: string, known: ReadonlySet<string>): string[] {
+  const search = rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '';
+  const warnings: string[] = [];
+  const seen = new Set<string>();
+  for (const key of new URLSearchParams(search).keys()) {
+    if (!known.has(key) && !seen.has(key)) {
+      seen.add(key);
+      warnings.push(`Unknown parameter "${key}" was ignored.`);
+    }
+  }
+  return warnings;
+}

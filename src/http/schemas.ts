@@ -1,0 +1,128 @@
+/** Shared TypeBox schemas: the error envelope, response meta and pagination. */
+import { type TSchema, Type } from '@sinclair/typebox';
+import { ERROR_CODES } from './errors.ts';
+
+export const ParamIssueSchema = Type.Object(
+  {
+    parameter: Type.String({ description: 'Name of the offending parameter.' }),
+    location: Type.Union([
+      Type.Literal('query'),
+      Type.Literal('path'),
+      Type.Literal('body'),
+      Type.Literal('header'),
+    ]),
+    rule: Type.String({ description: 'Rule broken, e.g. `type`, `minimum`, `enum`, `range`, `unknown_area`.' }),
+    message: Type.String(),
+  },
+  { $id: 'ParamIssue' },
+);
+
+export const ErrorEnvelopeSchema = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Union(
+        Object.keys(ERROR_CODES).map((code) => Type.Literal(code)),
+        { description: 'Stable machine-readable error code.' },
+      ),
+      message: Type.String({ description: 'Human-readable explanation naming the parameter and the reason.' }),
+      status: Type.Integer({ description: 'HTTP status, repeated for clients that only see the body.' }),
+      requestId: Type.Optional(Type.String({ description: 'Same as the X-Request-Id header.' })),
+      details: Type.Optional(
+        Type.Object(
+          {
+            params: Type.Optional(Type.Array(Type.Ref(ParamIssueSchema))),
+            requiredTier: Type.Optional(Type.String()),
+            retryAfter: Type.Optional(Type.Integer()),
+          },
+          { additionalProperties: true },
+        ),
+      ),
+    }),
+  },
+  { $id: 'ErrorEnvelope', description: 'The single error envelope used by every endpoint.' },
+);
+
+const freshnessFields = {
+  dataAge: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the data served was last refreshed from upstream (ISO 8601).',
+  }),
+  source: Type.Union([Type.Literal('cached'), Type.Literal('stale'), Type.Literal('live')], {
+    description:
+      '`cached`: within the caller tier freshness threshold; `stale`: older than it (or upstream failed); `live`: fetched for this request.',
+  }),
+  freshnessThreshold: Type.Integer({ description: "The caller tier's freshness threshold for this data, in seconds." }),
+  refreshTriggered: Type.Boolean({ description: 'True when this request started a background refresh.' }),
+  detailScraped: Type.Boolean({ description: 'True when the full detail record of the listing(s) has been fetched.' }),
+};
+
+export const MetaSchema = Type.Object(freshnessFields, { $id: 'Meta' });
+
+export const PaginationLinksSchema = Type.Object(
+  {
+    self: Type.String(),
+    first: Type.String(),
+    last: Type.String(),
+    prev: Type.Union([Type.String(), Type.Null()]),
+    next: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'PaginationLinks', description: 'Absolute URLs; `prev`/`next` are null on the first/last page.' },
+);
+
+export const PaginatedMetaSchema = Type.Object(
+  {
+    ...freshnessFields,
+    total: Type.Integer({ minimum: 0, description: 'Total number of matches.' }),
+    page: Type.Integer({ minimum: 1 }),
+    perPage: Type.Integer({ minimum: 1 }),
+    links: Type.Ref(PaginationLinksSchema),
+    warnings: Type.Array(Type.String(), {
+      description: 'Non-fatal notes about the request: ignored unknown parameters, capped page size, …',
+    }),
+  },
+  { $id: 'PaginatedMeta' },
+);
+
+/** Schemas registered once with `app.addSchema` so OpenAPI shows them as components. */
+export const SHARED_SCHEMAS: TSchema[] = [
+  ParamIssueSchema,
+  ErrorEnvelopeSchema,
+  MetaSchema,
+  PaginationLinksSchema,
+  PaginatedMetaSchema,
+];
+
+export const ErrorResponse = Type.Ref(ErrorEnvelopeSchema);
+
+/** Standard error responses of a public read endpoint. */
+export const readErrors = {
+  400: ErrorResponse,
+  404: ErrorResponse,
+  429: ErrorResponse,
+  500: ErrorResponse,
+};
+
+export function dataResponse<T extends TSchema>(data: T, description?: string) {
+  return Type.Object({ data, meta: Type.Ref(MetaSchema) }, description ? { description } : {});
+}
+
+export function listResponse<T extends TSchema>(item: T, description?: string) {
+  return Type.Object(
+    { data: Type.Array(item), meta: Type.Ref(PaginatedMetaSchema) },
+    description ? { description } : {},
+  );
+}
+
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, default: 1, description: '1-indexed page.' })),
+};
+
+/**
+ * A string enum as a JSON Schema `enum` (not TypeBox's anyOf-of-consts), so a
+ * bad value fails with one clear error listing the allowed values.
+ */
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string; default?: T[number] } = {},
+) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}

@@ -1,0 +1,120 @@
+import type { Kysely } from 'kysely';
+import { ApiError } from '../../http/errors.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db/tables.ts';
+import { type AreaRecord, type AreaTree, foldName } from '../../reference/areas.ts';
+import type { Area, AreaInclude } from './areas.schema.ts';
+import { countActiveListingsByArea } from './areas.repository.ts';
+
+export interface AreaQuery {
+  level?: number | undefined;
+  parentId?: number | undefined;
+  q?: string | undefined;
+  include: ReadonlySet<AreaInclude>;
+  page: number;
+  perPage: number;
+}
+
+export interface AreaPage {
+  items: Area[];
+  total: number;
+}
+
+/** Rolled-up counts are cached this long: they change only as the market refreshes. */
+const COUNTS_TTL_MS = 60_000;
+
+export function toAreaRef(record: AreaRecord) {
+  return { id: record.id, name: record.name, level: record.level, parentId: record.parentId, slug: record.slug };
+}
+
+/**
+ * Area tree queries. The tree is static reference data held in memory (349
+ * rows), so filtering and name matching never touch the database; only
+ * listing counts do, through a short-lived cache.
+ */
+export class AreasService {
+  private countsCache: { at: number; counts: Map<number, { rentals: number; sales: number }> } | null = null;
+
+  constructor(
+    private readonly tree: AreaTree,
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(query: AreaQuery): Promise<AreaPage> {
+    if (query.parentId !== undefined && !this.tree.has(query.parentId)) {
+      throw ApiError.invalidParam({
+        parameter: 'parentId',
+        rule: 'unknown_area',
+        message: `no area has id ${query.parentId}`,
+      });
+    }
+    let matches = this.tree.records.filter(
+      (r) =>
+        (query.level === undefined || r.level === query.level) &&
+        (query.parentId === undefined || r.parentId === query.parentId),
+    );
+    if (query.q !== undefined) matches = rankByName(matches, query.q);
+
+    const total = matches.length;
+    const start = (query.page - 1) * query.perPage;
+    const pageRecords = matches.slice(start, start + query.perPage);
+    const counts = query.include.has('counts') ? await this.rolledUpCounts() : null;
+    const items = pageRecords.map((record) => this.present(record, query.include, counts));
+    return { items, total };
+  }
+
+  private present(
+    record: AreaRecord,
+    include: ReadonlySet<AreaInclude>,
+    counts: Map<number, { rentals: number; sales: number }> | null,
+  ): Area {
+    const area: Area = toAreaRef(record);
+    if (include.has('children')) area.children = this.tree.children(record.id).map(toAreaRef);
+    if (include.has('ancestors')) area.ancestors = this.tree.ancestors(record.id).map(toAreaRef);
+    if (counts) area.listingCounts = counts.get(record.id) ?? { rentals: 0, sales: 0 };
+    if (include.has('centroid')) {
+      area.centroid =
+        record.latitude !== null && record.longitude !== null
+          ? { latitude: record.latitude, longitude: record.longitude }
+          : null;
+    }
+    return area;
+  }
+
+  private async rolledUpCounts(): Promise<Map<number, { rentals: number; sales: number }>> {
+    const now = this.clock.now().getTime();
+    if (this.countsCache && now - this.countsCache.at < COUNTS_TTL_MS) return this.countsCache.counts;
+    const perArea = await countActiveListingsByArea(this.db);
+    const counts = new Map<number, { rentals: number; sales: number }>();
+    for (const { areaId, listingType, count } of perArea) {
+      // Credit the listing's own area and every ancestor.
+      for (const id of [areaId, ...this.tree.ancestors(areaId).map((a) => a.id)]) {
+        const entry = counts.get(id) ?? { rentals: 0, sales: 0 };
+        if (listingType === 'rental') entry.rentals += count;
+        else entry.sales += count;
+        counts.set(id, entry);
+      }
+    }
+    this.countsCache = { at: now, counts };
+    return counts;
+  }
+}
+
+/** Exact folded-name matches first, then prefix, then substring; ids break ties. */
+export function rankByName(records: readonly AreaRecord[], q: string): AreaRecord[] {
+  const needle = foldName(q);
+  if (needle === '') return [];
+  const ranked: { record: AreaRecord; rank: number }[] = [];
+  for (const record of records) {
+    const name = foldName(record.name);
+    const slug = record.slug.replaceAll('-', ' ');
+    let rank = -1;
+    if (name === needle || slug === needle) rank = 0;
+    else if (name.startsWith(needle)) rank = 1;
+    else if (name.includes(needle)) rank = 2;
+    if (rank >= 0) ranked.push({ record, rank });
+  }
+  ranked.sort((a, b) => a.rank - b.rank || a.record.id - b.record.id);
+  return ranked.map((r) => r.record);
+}

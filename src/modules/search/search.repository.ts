@@ -1,0 +1,219 @@
+import { type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import type { ListingStatus, ListingType } from '../../domain/listing.ts';
+import type { Dialect } from '../../platform/db/database.ts';
+import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
+import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
+import type { SearchSort, SortDir } from './search.schema.ts';
+
+/** Search criteria in storage terms: every bound inclusive, every list an OR, absent means unfiltered. */
+export interface SearchCriteria {
+  listingType: ListingType;
+  statuses: readonly ListingStatus[];
+  areaIds: readonly number[] | null;
+  minPrice?: number | undefined;
+  maxPrice?: number | undefined;
+  minBeds?: number | undefined;
+  maxBeds?: number | undefined;
+  minBaths?: number | undefined;
+  maxBaths?: number | undefined;
+  buildingTypes?: readonly string[] | undefined;
+  saleTypes?: readonly string[] | undefined;
+  noFee?: boolean | undefined;
+  minDaysOnMarket?: number | undefined;
+  maxDaysOnMarket?: number | undefined;
+  /** Inclusive ISO instants. */
+  listedFrom?: string | undefined;
+  listedTo?: string | undefined;
+  hasOpenHouse?: boolean | undefined;
+  has3dTour?: boolean | undefined;
+  minSqft?: number | undefined;
+  maxSqft?: number | undefined;
+  petsAllowed?: boolean | undefined;
+  amenityMask?: number | undefined;
+  maxMonthlyCost?: number | undefined;
+  minTransitScore?: number | undefined;
+  fiberOnly?: boolean | undefined;
+  minDownloadMbps?: number | undefined;
+  sort: SearchSort;
+  sortDir: SortDir;
+  /** Reference instant for days on market and open houses. */
+  now: Date;
+}
+
+type ListingQuery = SelectQueryBuilder<Database, 'listings' | 'buildings' | 'building_scores', object>;
+type Eb = ExpressionBuilder<Database, 'listings'>;
+
+const DAY_MS = 86_400_000;
+
+/** Whole days from `from` to `to` (ISO text columns or parameters), in the dialect's date arithmetic. */
+function daysBetween(dialect: Dialect, from: Expression<unknown>, to: Expression<unknown>) {
+  return dialect === 'sqlite'
+    ? sql<number>`cast(julianday(${to}) - julianday(${from}) as integer)`
+    : sql<number>`floor(extract(epoch from (cast(${to} as timestamptz) - cast(${from} as timestamptz))) / 86400)::int`;
+}
+
+/**
+ * Days on market as SQL, matching `daysOnMarket()` in the mapper: to now while
+ * ACTIVE, else to the contract date or the day the listing left the market.
+ */
+function daysOnMarketExpr(dialect: Dialect, eb: Eb, nowIso: string) {
+  const end = eb
+    .case()
+    .when('listings.status', '=', 'ACTIVE')
+    .then(sql.val(nowIso))
+    .else(eb.fn.coalesce('listings.contract_at', 'listings.off_market_at', sql.val(nowIso)))
+    .end();
+  return daysBetween(dialect, eb.ref('listings.listed_at'), end);
+}
+
+function applyFilters(query: ListingQuery, c: SearchCriteria, dialect: Dialect): ListingQuery {
+  const nowIso = c.now.toISOString();
+  let q = query
+    .where('listings.listing_type', '=', c.listingType)
+    .where('listings.status', 'in', [...c.statuses]);
+  if (c.areaIds) q = q.where('listings.area_id', 'in', [...c.areaIds]);
+  if (c.minPrice !== undefined) q = q.where('listings.price', '>=', c.minPrice);
+  if (c.maxPrice !== undefined) q = q.where('listings.price', '<=', c.maxPrice);
+  if (c.minBeds !== undefined) q = q.where('listings.bedroom_count', '>=', c.minBeds);
+  if (c.maxBeds !== undefined) q = q.where('listings.bedroom_count', '<=', c.maxBeds);
+  if (c.minBaths !== undefined) q = q.where('listings.bathrooms', '>=', c.minBaths);
+  if (c.maxBaths !== undefined) q = q.where('listings.bathrooms', '<=', c.maxBaths);
+  if (c.buildingTypes) q = q.where('listings.building_type', 'in', [...c.buildingTypes]);
+  if (c.saleTypes) q = q.where('listings.sale_type', 'in', [...(c.saleTypes as ('RESALE' | 'SPONSOR_UNIT' | 'FORECLOSURE')[])]);
+  if (c.noFee !== undefined) q = q.where('listings.no_fee', '=', c.noFee ? 1 : 0);
+  if (c.has3dTour !== undefined) q = q.where('listings.has_3d_tour', '=', c.has3dTour ? 1 : 0);
+  if (c.petsAllowed !== undefined) q = q.where('listings.pets_allowed', '=', c.petsAllowed ? 1 : 0);
+  if (c.minSqft !== undefined) q = q.where('listings.sqft', '>=', c.minSqft);
+  if (c.maxSqft !== undefined) q = q.where('listings.sqft', '<=', c.maxSqft);
+  if (c.maxMonthlyCost !== undefined) q = q.where('listings.monthly_cost', '<=', c.maxMonthlyCost);
+  if (c.amenityMask) {
+    const mask = c.amenityMask;
+    q = q.where(sql<SqlBool>`(listings.amenity_mask & ${mask}) = ${mask}`);
+  }
+  if (c.listedFrom !== undefined) q = q.where('listings.listed_at', '>=', c.listedFrom);
+  if (c.listedTo !== undefined) q = q.where('listings.listed_at', '<=', c.listedTo);
+  if (c.hasOpenHouse === true) q = q.where('listings.next_open_house_at', '>=', nowIso);
+  if (c.hasOpenHouse === false) {
+    q = q.where((eb) =>
+      eb.or([eb('listings.next_open_house_at', 'is', null), eb('listings.next_open_house_at', '<', nowIso)]),
+    );
+  }
+  if (c.minDaysOnMarket !== undefined || c.maxDaysOnMarket !== undefined) {
+    q = q.where((eb) => daysOnMarketFilter(eb as unknown as Eb, c, dialect, nowIso));
+  }
+  if (c.fiberOnly !== undefined || c.minDownloadMbps !== undefined) {
+    q = q.innerJoin('buildings', 'buildings.id', 'listings.building_id');
+    if (c.fiberOnly !== undefined) q = q.where('buildings.fiber_available', '=', c.fiberOnly ? 1 : 0);
+    if (c.minDownloadMbps !== undefined) q = q.where('buildings.max_download_mbps', '>=', c.minDownloadMbps);
+  }
+  if (c.minTransitScore !== undefined) {
+    q = q
+      .innerJoin('building_scores', 'building_scores.building_id', 'listings.building_id')
+      .where('building_scores.transit_score', '>=', c.minTransitScore);
+  }
+  return q;
+}
+
+/**
+ * Active listings compare `listed_at` with precomputed instants (index-friendly);
+ * other statuses use the days-on-market expression.
+ */
+function daysOnMarketFilter(eb: Eb, c: SearchCriteria, dialect: Dialect, nowIso: string) {
+  const activeConds = [eb('listings.status', '=', 'ACTIVE')];
+  // DOM ≥ n  ⇔  listed_at ≤ now − n days;  DOM ≤ m  ⇔  listed_at > now − (m+1) days.
+  if (c.minDaysOnMarket !== undefined) {
+    activeConds.push(eb('listings.listed_at', '<=', new Date(c.now.getTime() - c.minDaysOnMarket * DAY_MS).toISOString()));
+  }
+  if (c.maxDaysOnMarket !== undefined) {
+    activeConds.push(
+      eb('listings.listed_at', '>', new Date(c.now.getTime() - (c.maxDaysOnMarket + 1) * DAY_MS).toISOString()),
+    );
+  }
+  const branches = [eb.and(activeConds)];
+  if (c.statuses.some((s) => s !== 'ACTIVE')) {
+    const dom = daysOnMarketExpr(dialect, eb, nowIso);
+    const closedConds = [eb('listings.status', '!=', 'ACTIVE'), eb('listings.listed_at', 'is not', null)];
+    if (c.minDaysOnMarket !== undefined) closedConds.push(eb(dom, '>=', c.minDaysOnMarket));
+    if (c.maxDaysOnMarket !== undefined) closedConds.push(eb(dom, '<=', c.maxDaysOnMarket));
+    branches.push(eb.and(closedConds));
+  }
+  return eb.or(branches);
+}
+
+function applySort(query: ListingQuery, c: SearchCriteria, dialect: Dialect): ListingQuery {
+  const dir = c.sortDir === 'ASC' ? 'asc' : 'desc';
+  switch (c.sort) {
+    case 'RECOMMENDED':
+      return query.orderBy('listings.rank_score', dir).orderBy('listings.id', dir);
+    case 'PRICE':
+      return query.orderBy('listings.price', dir).orderBy('listings.id', dir);
+    case 'PRICE_PER_SQFT':
+      return query
+        .orderBy('listings.price_per_sqft', (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+        .orderBy('listings.id', dir);
+    case 'LISTED_AT':
+      return query
+        .orderBy('listings.listed_at', (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+        .orderBy('listings.id', dir);
+    case 'DAYS_ON_MARKET': {
+      if (c.statuses.every((s) => s === 'ACTIVE')) {
+        // For active listings fewer days on market means a later listing date.
+        return query
+          .orderBy('listings.listed_at', (ob) => (dir === 'asc' ? ob.desc() : ob.asc()).nullsLast())
+          .orderBy('listings.id', dir);
+      }
+      const nowIso = c.now.toISOString();
+      return query
+        .orderBy(
+          (eb) => daysOnMarketExpr(dialect, eb as unknown as Eb, nowIso),
+          (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast(),
+        )
+        .orderBy('listings.id', dir);
+    }
+  }
+}
+
+export interface IdPage {
+  ids: string[];
+  total: number;
+}
+
+/**
+ * One page of matching ids plus the total. Deferred join: the page is chosen
+ * from the narrow search indexes first; full rows are read only for those ids.
+ */
+export async function searchListingIds(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  c: SearchCriteria,
+  limit: number,
+  offset: number,
+): Promise<IdPage> {
+  const base = applyFilters(db.selectFrom('listings') as ListingQuery, c, dialect);
+  const [idRows, countRow] = await Promise.all([
+    applySort(base, c, dialect).select('listings.id').limit(limit).offset(offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { ids: idRows.map((r) => r.id), total: Number(countRow.n) };
+}
+
+/** Summary rows for the given ids, in the order of `ids`. */
+export async function findSummaryRows(db: Kysely<Database>, ids: readonly string[]): Promise<SummaryRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('listings').select(SUMMARY_COLUMNS).where('id', 'in', [...ids]).execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r): r is SummaryRow => r !== undefined);
+}
+
+export async function findBuildingScores(
+  db: Kysely<Database>,
+  buildingIds: readonly string[],
+): Promise<Map<string, BuildingScoresRow>> {
+  if (buildingIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('building_scores')
+    .selectAll()
+    .where('building_id', 'in', [...new Set(buildingIds)])
+    .execute();
+  return new Map(rows.map((r) => [r.building_id, r]));
+}

@@ -1,0 +1,135 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { AMENITIES } from '../../domain/amenities.ts';
+import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../../domain/listing.ts';
+import { PageQuery, StringEnum, listResponse, readErrors } from '../../http/schemas.ts';
+import { BuildingScoresSummarySchema, ListingSummarySchema } from '../listings/listing.schema.ts';
+
+export const SORTS = ['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET'] as const;
+export type SearchSort = (typeof SORTS)[number];
+export const SORT_DIRS = ['ASC', 'DESC'] as const;
+export type SortDir = (typeof SORT_DIRS)[number];
+
+/** Direction used when `sortDir` is omitted: the order a person browsing expects. */
+export const DEFAULT_SORT_DIR: Record<SearchSort, SortDir> = {
+  RECOMMENDED: 'DESC',
+  PRICE: 'ASC',
+  LISTED_AT: 'DESC',
+  PRICE_PER_SQFT: 'ASC',
+  DAYS_ON_MARKET: 'ASC',
+};
+
+const MAX_PRICE = 1_000_000_000;
+const DATE_OR_DATETIME = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$';
+
+function commaList(values: readonly string[], description: string) {
+  const alt = values.join('|');
+  return Type.String({ pattern: `^(${alt})(,(${alt}))*$`, description, maxLength: 2000 });
+}
+
+const commonParams = {
+  areas: Type.Optional(
+    Type.String({
+      pattern: '^\\d{1,8}(,\\d{1,8}){0,99}$',
+      description:
+        'Comma-separated area ids (up to 100). Each includes all its descendants: `100` is all of Manhattan, `100,200,300,400,500` all of NYC. Unknown ids are a 400.',
+    }),
+  ),
+  minPrice: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PRICE, description: 'Inclusive, USD.' })),
+  maxPrice: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PRICE, description: 'Inclusive, USD.' })),
+  minBeds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Inclusive; 0 is a studio.' })),
+  maxBeds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Inclusive.' })),
+  minBaths: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Inclusive; a half bath counts 0.5.' }),
+  ),
+  maxBaths: Type.Optional(Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Inclusive.' })),
+  buildingType: Type.Optional(commaList(BUILDING_TYPES, `Comma-separated, any of: ${BUILDING_TYPES.join(', ')}.`)),
+  minDaysOnMarket: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, description: 'Inclusive, whole days.' })),
+  maxDaysOnMarket: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, description: 'Inclusive, whole days.' })),
+  listedAfter: Type.Optional(
+    Type.String({
+      pattern: DATE_OR_DATETIME,
+      description:
+        'Inclusive. A date (`2026-11-01`, from its start in UTC) or an ISO 8601 date-time. Listings with an unknown listing date never match.',
+    }),
+  ),
+  listedBefore: Type.Optional(
+    Type.String({
+      pattern: DATE_OR_DATETIME,
+      description: 'Inclusive. A date (through its end in UTC) or an ISO 8601 date-time.',
+    }),
+  ),
+  hasOpenHouse: Type.Optional(Type.Boolean({ description: '`true`: has an open house scheduled in the future.' })),
+  has3dTour: Type.Optional(Type.Boolean()),
+  minSqft: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 100000, description: 'Inclusive; listings without a size never match.' }),
+  ),
+  maxSqft: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, description: 'Inclusive.' })),
+  petsAllowed: Type.Optional(Type.Boolean({ description: '`true`: cats or dogs allowed.' })),
+  amenities: Type.Optional(
+    commaList(AMENITIES, `Comma-separated; every one must be present. Any of: ${AMENITIES.join(', ')}.`),
+  ),
+  maxMonthlyCost: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_PRICE,
+      description:
+        'Inclusive, USD per month. Rentals: rent plus recurring monthly fees (amenity fee, pet rent, …). Sales: maintenance or common charges plus real estate taxes (no mortgage).',
+    }),
+  ),
+  minTransitScore: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 100, description: "Building's transit score; unknown scores never match." }),
+  ),
+  fiberOnly: Type.Optional(
+    Type.Boolean({ description: '`true`: the building has a fiber-to-the-premises provider (FCC technology 50).' }),
+  ),
+  minDownloadMbps: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100000,
+      description: 'Fastest advertised download speed of any provider at the building, in Mbps.',
+    }),
+  ),
+  status: Type.Optional(
+    commaList(LISTING_STATUSES, 'Comma-separated statuses to include; default `ACTIVE`.'),
+  ),
+  sort: Type.Optional(
+    StringEnum(SORTS, {
+      description:
+        '`RECOMMENDED` (default): quality and recency rank. `PRICE`, `LISTED_AT` (unknown dates last), `PRICE_PER_SQFT` (unknown sizes last), `DAYS_ON_MARKET`. Ties are broken by id, so pages are stable.',
+    }),
+  ),
+  sortDir: Type.Optional(
+    StringEnum(SORT_DIRS, {
+      description:
+        'Default per sort: RECOMMENDED DESC, PRICE ASC, LISTED_AT DESC (newest first), PRICE_PER_SQFT ASC, DAYS_ON_MARKET ASC.',
+    }),
+  ),
+  ...PageQuery,
+  perPage: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 500,
+      default: 10,
+      description: 'Page size, 1–500 (default 10); capped by the caller tier maximum with a warning.',
+    }),
+  ),
+};
+
+export const RentalSearchQuery = Type.Object({
+  ...commonParams,
+  noFee: Type.Optional(Type.Boolean({ description: '`true`: no broker fee for the tenant.' })),
+});
+export type RentalSearchQuery = Static<typeof RentalSearchQuery>;
+
+export const SaleSearchQuery = Type.Object({
+  ...commonParams,
+  saleType: Type.Optional(commaList(SALE_TYPES, `Comma-separated, any of: ${SALE_TYPES.join(', ')}.`)),
+});
+export type SaleSearchQuery = Static<typeof SaleSearchQuery>;
+
+export const SearchResponse = listResponse(Type.Ref(ListingSummarySchema));
+export type SearchResponse = Static<typeof SearchResponse>;
+
+export const SEARCH_SCHEMAS: TSchema[] = [BuildingScoresSummarySchema, ListingSummarySchema];
+
+export const searchErrors = readErrors;

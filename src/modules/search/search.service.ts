@@ -1,0 +1,148 @@
+import type { Kysely } from 'kysely';
+import { type Amenity, amenityMask } from '../../domain/amenities.ts';
+import type { ListingStatus, ListingType } from '../../domain/listing.ts';
+import { ApiError } from '../../http/errors.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Dialect } from '../../platform/db/database.ts';
+import type { Database } from '../../platform/db/tables.ts';
+import type { AreaTree } from '../../reference/areas.ts';
+import { toListingSummary } from '../listings/listing.mapper.ts';
+import type { ListingSummary } from '../listings/listing.schema.ts';
+import {
+  type SearchCriteria,
+  findBuildingScores,
+  findSummaryRows,
+  searchListingIds,
+} from './search.repository.ts';
+import { DEFAULT_SORT_DIR, type RentalSearchQuery, type SaleSearchQuery } from './search.schema.ts';
+
+export type SearchQuery = RentalSearchQuery & SaleSearchQuery;
+
+export interface SearchPage {
+  items: ListingSummary[];
+  total: number;
+}
+
+function splitList(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : [...new Set(value.split(','))];
+}
+
+function assertRange(minName: string, min: number | undefined, maxName: string, max: number | undefined): void {
+  if (min !== undefined && max !== undefined && min > max) {
+    throw ApiError.invalidParam({
+      parameter: minName,
+      rule: 'range',
+      message: `must not be greater than ${maxName} (${min} > ${max})`,
+    });
+  }
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Inclusive instant bounds from a date or date-time parameter. */
+function instantBound(name: string, value: string | undefined, edge: 'start' | 'end'): string | undefined {
+  if (value === undefined) return undefined;
+  let instant: number;
+  if (DATE_ONLY.test(value)) {
+    const start = Date.parse(`${value}T00:00:00.000Z`);
+    // A date must exist in the calendar: 2026-02-30 is rejected, not rolled over.
+    if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== value) instant = Number.NaN;
+    else instant = edge === 'start' ? start : start + 86_400_000 - 1;
+  } else {
+    instant = Date.parse(value);
+  }
+  if (Number.isNaN(instant)) {
+    throw ApiError.invalidParam({ parameter: name, rule: 'format', message: `"${value}" is not a valid date` });
+  }
+  return new Date(instant).toISOString();
+}
+
+/**
+ * Listing search. Translates API parameters into storage criteria, rejecting
+ * contradictory or unknown values with a 400 that names the parameter.
+ */
+export class SearchService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+    private readonly areaTree: AreaTree,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Area ids to filter on: each requested area and all its descendants. */
+  resolveAreas(areas: string | undefined): number[] | null {
+    if (areas === undefined) return null;
+    const ids = new Set<number>();
+    for (const part of areas.split(',')) {
+      const id = Number(part);
+      if (!this.areaTree.has(id)) {
+        throw ApiError.invalidParam({ parameter: 'areas', rule: 'unknown_area', message: `no area has id ${part}` });
+      }
+      for (const descendant of this.areaTree.descendantsAndSelf(id)) ids.add(descendant);
+    }
+    return [...ids].sort((a, b) => a - b);
+  }
+
+  toCriteria(listingType: ListingType, q: SearchQuery): SearchCriteria {
+    assertRange('minPrice', q.minPrice, 'maxPrice', q.maxPrice);
+    assertRange('minBeds', q.minBeds, 'maxBeds', q.maxBeds);
+    assertRange('minBaths', q.minBaths, 'maxBaths', q.maxBaths);
+    assertRange('minSqft', q.minSqft, 'maxSqft', q.maxSqft);
+    assertRange('minDaysOnMarket', q.minDaysOnMarket, 'maxDaysOnMarket', q.maxDaysOnMarket);
+    const listedFrom = instantBound('listedAfter', q.listedAfter, 'start');
+    const listedTo = instantBound('listedBefore', q.listedBefore, 'end');
+    if (listedFrom !== undefined && listedTo !== undefined && listedFrom > listedTo) {
+      throw ApiError.invalidParam({
+        parameter: 'listedAfter',
+        rule: 'range',
+        message: `must not be later than listedBefore (${q.listedAfter} > ${q.listedBefore})`,
+      });
+    }
+    const sort = q.sort ?? 'RECOMMENDED';
+    const amenities = splitList(q.amenities) as Amenity[] | undefined;
+    return {
+      listingType,
+      statuses: (splitList(q.status) as ListingStatus[] | undefined) ?? ['ACTIVE'],
+      areaIds: this.resolveAreas(q.areas),
+      minPrice: q.minPrice,
+      maxPrice: q.maxPrice,
+      minBeds: q.minBeds,
+      maxBeds: q.maxBeds,
+      minBaths: q.minBaths,
+      maxBaths: q.maxBaths,
+      buildingTypes: splitList(q.buildingType),
+      saleTypes: listingType === 'sale' ? splitList(q.saleType) : undefined,
+      noFee: listingType === 'rental' ? q.noFee : undefined,
+      minDaysOnMarket: q.minDaysOnMarket,
+      maxDaysOnMarket: q.maxDaysOnMarket,
+      listedFrom,
+      listedTo,
+      hasOpenHouse: q.hasOpenHouse,
+      has3dTour: q.has3dTour,
+      minSqft: q.minSqft,
+      maxSqft: q.maxSqft,
+      petsAllowed: q.petsAllowed,
+      amenityMask: amenities ? amenityMask(amenities) : undefined,
+      maxMonthlyCost: q.maxMonthlyCost,
+      minTransitScore: q.minTransitScore,
+      fiberOnly: q.fiberOnly,
+      minDownloadMbps: q.minDownloadMbps,
+      sort,
+      sortDir: q.sortDir ?? DEFAULT_SORT_DIR[sort],
+      now: this.clock.now(),
+    };
+  }
+
+  async search(criteria: SearchCriteria, page: number, perPage: number): Promise<SearchPage> {
+    const { ids, total } = await searchListingIds(this.db, this.dialect, criteria, perPage, (page - 1) * perPage);
+    const rows = await findSummaryRows(this.db, ids);
+    const scores = await findBuildingScores(
+      this.db,
+      rows.map((r) => r.building_id),
+    );
+    const items = rows.map((row) =>
+      toListingSummary(row, this.areaTree.get(row.area_id)?.name ?? 'Unassigned', scores.get(row.building_id), criteria.now),
+    );
+    return { items, total };
+  }
+}

@@ -1,0 +1,61 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db/tables.ts';
+
+/** Dataset scopes whose refresh time is tracked in `sync_state`. */
+export type SyncScope = 'search:rental' | 'search:sale' | 'buildings' | 'detail' | 'areas' | 'demo';
+
+export async function readSyncStates(db: Kysely<Database>): Promise<Map<string, string>> {
+  const rows = await db.selectFrom('sync_state').select(['scope', 'refreshed_at']).execute();
+  return new Map(rows.map((r) => [r.scope, r.refreshed_at]));
+}
+
+export async function writeSyncState(
+  db: Kysely<Database>,
+  scope: SyncScope,
+  refreshedAt: string,
+  detail: string | null = null,
+): Promise<void> {
+  await db
+    .insertInto('sync_state')
+    .values({ scope, refreshed_at: refreshedAt, detail })
+    .onConflict((oc) => oc.column('scope').doUpdateSet({ refreshed_at: refreshedAt, detail }))
+    .execute();
+}
+
+/**
+ * When each scope was last refreshed, read through a one-second cache so hot
+ * read paths do not add a query per request; a refresh shows within a second.
+ */
+export class SyncStateReader {
+  private cached: { at: number; states: Map<string, string> } | null = null;
+  private pending: Promise<Map<string, string>> | null = null;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  async refreshedAt(scope: SyncScope): Promise<string | null> {
+    const states = await this.states();
+    return states.get(scope) ?? null;
+  }
+
+  private async states(): Promise<Map<string, string>> {
+    const now = this.clock.now().getTime();
+    if (this.cached && now - this.cached.at < this.ttlMs) return this.cached.states;
+    if (!this.pending) {
+      this.pending = readSyncStates(this.db).finally(() => {
+        this.pending = null;
+      });
+    }
+    const states = await this.pending;
+    this.cached = { at: now, states };
+    return states;
+  }
+
+  invalidate(): void {
+    this.cached = null;
+  }
+}

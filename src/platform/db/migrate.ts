@@ -1,0 +1,27 @@
+import { type Migration, type MigrationProvider, Migrator } from 'kysely';
+import * as initial from './migrations/0001_initial.ts';
+import type { Store } from './database.ts';
+
+/** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': initial,
+};
+
+const provider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};
+
+export interface MigrationOutcome {
+  applied: string[];
+}
+
+/** Brings the schema to the latest version; throws with the failing migration's name. */
+export async function migrateToLatest(store: Store): Promise<MigrationOutcome> {
+  const migrator = new Migrator({ db: store.db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`Migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}

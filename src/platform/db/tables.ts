@@ -1,0 +1,266 @@
+/**
+ * Row types of every table, shared by both dialects.
+ *
+ * Portability rules (one query code path for SQLite and PostgreSQL):
+ * - Timestamps are ISO 8601 UTC text (`2026-11-21T22:46:04.000Z`), dates are
+ *   `YYYY-MM-DD` text: both sort and compare lexicographically in either engine.
+ * - Booleans are 0/1 integers (`Flag`): better-sqlite3 cannot bind JS booleans.
+ * - Structured sub-records are JSON text, parsed by the row mappers.
+ * - Money is whole dollars (integer); ratios and coordinates are double precision.
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export type Flag = 0 | 1;
+
+export interface AreasTable {
+  id: number;
+  name: string;
+  parent_id: number | null;
+  level: number;
+  slug: string;
+  /** Lowercased, accent-stripped name used by `q` matching. */
+  name_folded: string;
+  latitude: number | null;
+  longitude: number | null;
+}
+
+export interface BuildingsTable {
+  id: string;
+  slug: string;
+  name: string;
+  address_street: string;
+  city: string;
+  state: string;
+  zip_code: string;
+  area_id: number;
+  building_type: string;
+  year_built: number | null;
+  year_renovated: number | null;
+  floor_count: number | null;
+  unit_count: number | null;
+  latitude: number;
+  longitude: number;
+  /** Borough-Block-Lot; null when unknown (then no HPD violations can be linked). */
+  bbl: string | null;
+  bin: string | null;
+  management_company: string | null;
+  developer: string | null;
+  architect: string | null;
+  tax_abatement_status: string | null;
+  tax_abatement_years_remaining: number | null;
+  /** JSON: BuildingAmenities. */
+  amenities_json: string;
+  /** JSON: BuildingPolicies. */
+  policies_json: string;
+  /** JSON: NycData (community district, police precinct, building class, …). */
+  nyc_data_json: string;
+  /** JSON: additional details (lot size, elevators, heating, …). */
+  additional_details_json: string;
+  /** JSON: InternetProviders record, or null when no broadband match exists. */
+  internet_providers_json: string | null;
+  /** Denormalized from internet providers for search filters. */
+  fiber_available: Flag;
+  max_download_mbps: number | null;
+  pets_allowed: Flag;
+  refreshed_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BuildingScoresTable {
+  building_id: string;
+  health_score: number | null;
+  noise_score: number | null;
+  safety_score: number | null;
+  transit_score: number | null;
+  violations_open: number;
+  updated_at: string;
+}
+
+/**
+ * Rentals and sales share one table: they share ~90% of their fields, every
+ * search, building and history query treats them alike, and one row shape keeps
+ * one mapper. Type-specific columns (lease terms, concessions; sale type,
+ * maintenance, taxes) are nullable and set only for their `listing_type`.
+ */
+export interface ListingsTable {
+  id: string;
+  listing_type: 'rental' | 'sale';
+  status: 'ACTIVE' | 'IN_CONTRACT' | 'OFF_MARKET';
+  /** Why a listing left the market: RENTED, SOLD, DELISTED, or null while on market. */
+  closed_reason: 'RENTED' | 'SOLD' | 'DELISTED' | null;
+  building_id: string;
+  area_id: number;
+  street: string;
+  unit: string | null;
+  city: string;
+  state: string;
+  zip_code: string;
+  latitude: number;
+  longitude: number;
+  url_path: string;
+  building_type: string;
+
+  price: number;
+  /** Latest price minus the previous price (0 when never changed). */
+  price_delta: number;
+  /** Rent net of concessions over the lease term (rentals; equals price when none). */
+  net_effective: number | null;
+  months_free: number | null;
+  lease_term_months: number | null;
+  /** Sum of recurring monthly fees (rentals) or maintenance/common charges + taxes (sales). */
+  monthly_fees: number;
+  /** price + monthly_fees for rentals; monthly_fees for sales. Indexed for `maxMonthlyCost`. */
+  monthly_cost: number;
+  no_fee: Flag;
+  sale_type: 'RESALE' | 'SPONSOR_UNIT' | 'FORECLOSURE' | null;
+
+  bedroom_count: number;
+  full_bathroom_count: number;
+  half_bathroom_count: number;
+  /** full + 0.5 × half: the value bath filters compare against. */
+  bathrooms: number;
+  sqft: number | null;
+  price_per_sqft: number | null;
+
+  listed_at: string | null;
+  listed_at_is_approximate: Flag;
+  available_at: string | null;
+  /** When the listing went off market (closed or delisted); null while on market. */
+  off_market_at: string | null;
+  contract_at: string | null;
+
+  /** Bit set of AMENITY_CODES (listing and building amenities merged). */
+  amenity_mask: number;
+  pets_allowed: Flag;
+  has_3d_tour: Flag;
+  /** Start of the next scheduled open house, maintained with open_houses. */
+  next_open_house_at: string | null;
+  lead_photo_key: string | null;
+  source_group_label: string;
+  /** Quality/recency rank used by `sort=RECOMMENDED` (higher first). */
+  rank_score: number;
+
+  detail_scraped: Flag;
+  refreshed_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The rich detail record, stored only for listings whose detail page was scraped. */
+export interface ListingDetailsTable {
+  listing_id: string;
+  description: string;
+  /** JSON: string[] of amenity names. */
+  amenities_json: string;
+  /** JSON: unit features (floor, exposure, view, laundry, outdoor space, …). */
+  unit_features_json: string;
+  /** JSON: lease terms (rentals) — term options, guarantors, furnished, … */
+  lease_terms_json: string | null;
+  /** JSON: concessions (rentals) — months free, net effective, expiry. */
+  concessions_json: string | null;
+  /** JSON: sale details — maintenance, common charges, taxes, financing, flip tax. */
+  sale_details_json: string | null;
+  /** JSON: agent and brokerage contacts. */
+  agents_json: string;
+  /** JSON: pets policy. */
+  pets_policy_json: string;
+  /** JSON: photo keys in display order. */
+  photos_json: string;
+  floor_plan_key: string | null;
+  virtual_tour_url: string | null;
+  updated_at: string;
+}
+
+export interface PriceEventsTable {
+  id: Generated<number>;
+  listing_id: string;
+  date: string;
+  price: number;
+  event: 'LISTED' | 'PRICE_DECREASE' | 'PRICE_INCREASE' | 'IN_CONTRACT' | 'RENTED' | 'SOLD' | 'DELISTED' | 'RELISTED';
+  pct_change: number | null;
+}
+
+export interface FeesTable {
+  id: Generated<number>;
+  listing_id: string;
+  type_label: string;
+  category: string;
+  requirement: string;
+  refundability: string;
+  calc_type: string;
+  amount: number;
+  timing: string;
+  occurrence: string;
+}
+
+export interface OpenHousesTable {
+  id: string;
+  listing_id: string;
+  starts_at: string;
+  ends_at: string;
+  kind: 'IN_PERSON' | 'VIRTUAL';
+  by_appointment: Flag;
+  note: string | null;
+}
+
+export interface PhotosTable {
+  key: string;
+  listing_id: string | null;
+  building_id: string | null;
+  position: number;
+  width: number;
+  height: number;
+  caption: string | null;
+  /** Deterministic seed the demo renders the source image from. */
+  render_seed: number;
+}
+
+export interface HpdViolationsTable {
+  violation_id: string;
+  bbl: string;
+  class: 'A' | 'B' | 'C' | 'I';
+  status: string;
+  description: string;
+  inspection_date: string;
+  is_open: Flag;
+}
+
+/** When each dataset scope was last refreshed from upstream (drives `meta.dataAge`). */
+export interface SyncStateTable {
+  scope: string;
+  refreshed_at: string;
+  detail: string | null;
+}
+
+export interface Database {
+  areas: AreasTable;
+  buildings: BuildingsTable;
+  building_scores: BuildingScoresTable;
+  listings: ListingsTable;
+  listing_details: ListingDetailsTable;
+  price_events: PriceEventsTable;
+  fees: FeesTable;
+  open_houses: OpenHousesTable;
+  photos: PhotosTable;
+  hpd_violations: HpdViolationsTable;
+  sync_state: SyncStateTable;
+}
+
+export type AreaRow = Selectable<AreasTable>;
+export type BuildingRow = Selectable<BuildingsTable>;
+export type NewBuilding = Insertable<BuildingsTable>;
+export type BuildingScoresRow = Selectable<BuildingScoresTable>;
+export type ListingRow = Selectable<ListingsTable>;
+export type NewListing = Insertable<ListingsTable>;
+export type ListingUpdate = Updateable<ListingsTable>;
+export type ListingDetailsRow = Selectable<ListingDetailsTable>;
+export type NewListingDetails = Insertable<ListingDetailsTable>;
+export type PriceEventRow = Selectable<PriceEventsTable>;
+export type NewPriceEvent = Insertable<PriceEventsTable>;
+export type FeeRow = Selectable<FeesTable>;
+export type NewFee = Insertable<FeesTable>;
+export type OpenHouseRow = Selectable<OpenHousesTable>;
+export type NewOpenHouse = Insertable<OpenHousesTable>;
+export type NewPhoto = Insertable<PhotosTable>;
+export type NewHpdViolation = Insertable<HpdViolationsTable>;

@@ -1,0 +1,74 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../src/app-context.ts';
+import { buildApp, createContext } from '../../src/app.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { ManualClock } from '../../src/platform/clock.ts';
+import type { Store } from '../../src/platform/db/database.ts';
+import { syncAreas } from '../../src/reference/areas-store.ts';
+import { loadDemoMarket } from '../../src/upstream/demo/load.ts';
+import { TEST_DIALECT, createTestStore } from './store.ts';
+
+/** The instant every test market is generated at and the test clock starts from. */
+export const TEST_NOW = new Date('2026-11-01T15:00:00.000Z');
+export const TEST_SEED = 7;
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  store: Store;
+  clock: ManualClock;
+  config: Config;
+  /** Base URL of the listening server (real HTTP over loopback). */
+  url: string;
+  get(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Demo market scale to load; 0 loads no market (areas only). */
+  scale?: number;
+  seed?: number;
+  env?: Record<string, string>;
+}
+
+/**
+ * One harness for route tests: a fresh store on the dialect under test, the
+ * area tree, optionally a small demo market, the app listening on a random
+ * loopback port, and a manual clock set to TEST_NOW.
+ */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const store = await createTestStore();
+  await syncAreas(store);
+  const scale = options.scale ?? 0.02;
+  if (scale > 0) await loadDemoMarket(store, { seed: options.seed ?? TEST_SEED, scale, now: TEST_NOW });
+  const clock = new ManualClock(TEST_NOW);
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL : 'sqlite::memory:',
+    PUBLIC_URL: 'http://stoop.test',
+    ...options.env,
+  });
+  const ctx = await createContext({ config, store, clock });
+  const app = await buildApp(ctx, { logger: false });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    app,
+    ctx,
+    store,
+    clock,
+    config,
+    url: address,
+    get: (path, init) => fetch(`${address}${path}`, init),
+    close: async () => {
+      await app.close();
+      await store.close();
+    },
+  };
+}
+
+export async function getJson<T = unknown>(testApp: TestApp, path: string): Promise<{ status: number; body: T; headers: Headers }> {
+  const response = await testApp.get(path);
+  return { status: response.status, body: (await response.json()) as T, headers: response.headers };
+}
