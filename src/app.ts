@@ -5,12 +5,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { AppContext } from './app-context.ts';
 import type { Config } from './config.ts';
 import { anonymousCaller } from './http/caller.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { installErrorHandling, rejectNonFiniteQueryNumbers } from './http/error-handler.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
-import { AreaRefSchema, AreaSchema } from './modules/areas/areas.schema.ts';
-import { registerAreaRoutes } from './modules/areas/areas.routes.ts';
-import { AreasService } from './modules/areas/areas.service.ts';
 import { listAreas } from './modules/areas/areas.repository.ts';
+import { registerAreaRoutes } from './modules/areas/areas.routes.ts';
+import { AreaRefSchema, AreaSchema } from './modules/areas/areas.schema.ts';
+import { AreasService } from './modules/areas/areas.service.ts';
 import { registerHealthRoutes } from './modules/health/health.routes.ts';
 import { registerSearchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
@@ -27,7 +27,11 @@ export interface ContextOptions {
 }
 
 /** Wires services over an open, migrated store. Reads the area tree once. */
-export async function createContext({ config, store, clock = systemClock }: ContextOptions): Promise<AppContext> {
+export async function createContext({
+  config,
+  store,
+  clock = systemClock,
+}: ContextOptions): Promise<AppContext> {
   const areaTree = new AreaTree(await listAreas(store.db));
   const syncState = new SyncStateReader(store.db, clock);
   return {
@@ -50,7 +54,10 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     // Credentials never reach the log, whatever a future serializer includes.
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.apiKey', '*.secret'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', '*.apiKey', '*.secret'],
+      censor: '[redacted]',
+    },
   };
 }
 
@@ -59,7 +66,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   const app = Fastify({
     logger: options.logger ?? loggerOptions(ctx.config),
     genReqId: () => randomUUID(),
-    requestIdLogLabel: 'requestId',
     trustProxy: false,
     bodyLimit: 64 * 1024,
     ajv: {
@@ -77,9 +83,11 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     reply.header('X-Request-Id', request.id);
     request.caller = anonymousCaller(request);
   });
+  app.addHook('preValidation', rejectNonFiniteQueryNumbers);
   installErrorHandling(app);
 
-  for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS])
+    app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -99,7 +107,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       ],
     },
     refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });

@@ -1,14 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createContext } from './app.ts';
 import type { Config } from './config.ts';
-import { type Store, openStore } from './platform/db/database.ts';
+import { openStore, type Store } from './platform/db/database.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
 import { syncAreas } from './reference/areas-store.ts';
 import { hasDemoMarket, loadDemoMarket } from './upstream/demo/load.ts';
 import { createProgressReporter } from './upstream/demo/progress.ts';
 
 export async function openConfiguredStore(config: Config): Promise<Store> {
-  return openStore({ dialect: config.dialect, databaseUrl: config.databaseUrl, schema: config.databaseSchema });
+  return openStore({
+    dialect: config.dialect,
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+  });
 }
 
 /** Schema to the latest version and reference data (area tree) in place; idempotent. */
@@ -18,9 +22,15 @@ export async function prepareStore(store: Store): Promise<void> {
 }
 
 /** Loads the demo market unless the store already has market data. Returns whether it loaded. */
-export async function seedDemoIfEmpty(store: Store, config: Config, log: (line: string) => void): Promise<boolean> {
+export async function seedDemoIfEmpty(
+  store: Store,
+  config: Config,
+  log: (line: string) => void,
+): Promise<boolean> {
   if (!config.demo.enabled || (await hasDemoMarket(store))) return false;
-  log(`Loading the synthetic demo market (seed ${config.demo.seed}, scale ${config.demo.scale}); first start only…`);
+  log(
+    `Loading the synthetic demo market (seed ${config.demo.seed}, scale ${config.demo.scale}); first start only…`,
+  );
   const progress = createProgressReporter('Demo market');
   const result = await loadDemoMarket(store, {
     seed: config.demo.seed,
@@ -29,7 +39,9 @@ export async function seedDemoIfEmpty(store: Store, config: Config, log: (line: 
     onProgress: progress.update,
   });
   progress.stop();
-  log(`Demo market loaded in ${(result.ms / 1000).toFixed(1)} s: ${result.listings} listings, ${result.buildings} buildings.`);
+  log(
+    `Demo market loaded in ${(result.ms / 1000).toFixed(1)} s: ${result.listings} listings, ${result.buildings} buildings.`,
+  );
   return true;
 }
 

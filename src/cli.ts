@@ -57,7 +57,11 @@ export function buildCli(): Command {
     .option('--seed <n>', 'generator seed (env DEMO_SEED)', intOption)
     .option('--scale <x>', 'market size multiplier, 1 = full demo (env DEMO_SCALE)', numberOption)
     .action(async (opts: { seed?: number; scale?: number }) => {
-      const cfg = config({ DEMO: 'true', DEMO_SEED: opts.seed?.toString(), DEMO_SCALE: opts.scale?.toString() });
+      const cfg = config({
+        DEMO: 'true',
+        DEMO_SEED: opts.seed?.toString(),
+        DEMO_SCALE: opts.scale?.toString(),
+      });
       const store = await openConfiguredStore(cfg);
       try {
         await prepareStore(store);

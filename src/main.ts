@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from './config.ts';
 import { startServer } from './boot.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { packageVersion } from './version.ts';
 
 /** `npm start`: boot the whole service with configuration from the environment. */
@@ -22,6 +22,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+  );
   process.exit(1);
 });

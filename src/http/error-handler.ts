@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ParamIssue, errorBody } from './errors.ts';
+import { ApiError, errorBody, type ParamIssue } from './errors.ts';
 
 interface AjvIssue {
   keyword: string;
@@ -23,7 +23,9 @@ export function describeValidationIssue(issue: AjvIssue, context: string | undef
     parameter = parameter ? `${parameter}.${issue.params.missingProperty}` : issue.params.missingProperty;
   }
   if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
-    parameter = parameter ? `${parameter}.${issue.params.additionalProperty}` : issue.params.additionalProperty;
+    parameter = parameter
+      ? `${parameter}.${issue.params.additionalProperty}`
+      : issue.params.additionalProperty;
   }
   if (!parameter) parameter = location;
   let message = issue.message ?? 'is invalid';
@@ -43,12 +45,18 @@ export function describeValidationIssue(issue: AjvIssue, context: string | undef
 
 function fromFastifyError(error: FastifyError): ApiError {
   if (error.validation && error.validation.length > 0) {
-    const issues = error.validation.map((v) => describeValidationIssue(v as AjvIssue, error.validationContext));
+    const issues = error.validation.map((v) =>
+      describeValidationIssue(v as AjvIssue, error.validationContext),
+    );
     const first = issues[0]!;
     const where = first.location === 'body' ? 'field' : 'parameter';
-    return new ApiError(first.location === 'body' ? 'INVALID_BODY' : 'INVALID_PARAMS', `Invalid ${where} "${first.parameter}": ${first.message}`, {
-      params: issues,
-    });
+    return new ApiError(
+      first.location === 'body' ? 'INVALID_BODY' : 'INVALID_PARAMS',
+      `Invalid ${where} "${first.parameter}": ${first.message}`,
+      {
+        params: issues,
+      },
+    );
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -76,11 +84,34 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = error instanceof ApiError ? error : fromFastifyError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    if (apiError.details?.retryAfter !== undefined) reply.header('Retry-After', String(apiError.details.retryAfter));
+    if (apiError.details?.retryAfter !== undefined)
+      reply.header('Retry-After', String(apiError.details.retryAfter));
     return reply.status(apiError.status).send(errorBody(apiError, request.id));
   });
   app.setNotFoundHandler((request, reply) => {
     const apiError = new ApiError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
     return reply.status(404).send(errorBody(apiError, request.id));
   });
+}
+
+/**
+ * Ajv coerces "1e400" to Infinity and then accepts it as an integer within any
+ * maximum; reject numeric query values that do not fit a double before schema
+ * validation sees them.
+ */
+export async function rejectNonFiniteQueryNumbers(request: FastifyRequest): Promise<void> {
+  const query = request.query as Record<string, unknown> | undefined;
+  if (!query) return;
+  for (const [name, value] of Object.entries(query)) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (
+        typeof item === 'string' &&
+        /^[+-]?(\d|\.\d)/.test(item) &&
+        !Number.isFinite(Number(item)) &&
+        !Number.isNaN(Number(item))
+      ) {
+        throw ApiError.invalidParam({ parameter: name, rule: 'type', message: 'must be a finite number' });
+      }
+    }
+  }
 }

@@ -11,7 +11,9 @@ export const ParamIssueSchema = Type.Object(
       Type.Literal('body'),
       Type.Literal('header'),
     ]),
-    rule: Type.String({ description: 'Rule broken, e.g. `type`, `minimum`, `enum`, `range`, `unknown_area`.' }),
+    rule: Type.String({
+      description: 'Rule broken, e.g. `type`, `minimum`, `enum`, `range`, `unknown_area`.',
+    }),
     message: Type.String(),
   },
   { $id: 'ParamIssue' },
@@ -24,7 +26,9 @@ export const ErrorEnvelopeSchema = Type.Object(
         Object.keys(ERROR_CODES).map((code) => Type.Literal(code)),
         { description: 'Stable machine-readable error code.' },
       ),
-      message: Type.String({ description: 'Human-readable explanation naming the parameter and the reason.' }),
+      message: Type.String({
+        description: 'Human-readable explanation naming the parameter and the reason.',
+      }),
       status: Type.Integer({ description: 'HTTP status, repeated for clients that only see the body.' }),
       requestId: Type.Optional(Type.String({ description: 'Same as the X-Request-Id header.' })),
       details: Type.Optional(
@@ -50,9 +54,13 @@ const freshnessFields = {
     description:
       '`cached`: within the caller tier freshness threshold; `stale`: older than it (or upstream failed); `live`: fetched for this request.',
   }),
-  freshnessThreshold: Type.Integer({ description: "The caller tier's freshness threshold for this data, in seconds." }),
+  freshnessThreshold: Type.Integer({
+    description: "The caller tier's freshness threshold for this data, in seconds.",
+  }),
   refreshTriggered: Type.Boolean({ description: 'True when this request started a background refresh.' }),
-  detailScraped: Type.Boolean({ description: 'True when the full detail record of the listing(s) has been fetched.' }),
+  detailScraped: Type.Boolean({
+    description: 'True when the full detail record of the listing(s) has been fetched.',
+  }),
 };
 
 export const MetaSchema = Type.Object(freshnessFields, { $id: 'Meta' });
@@ -113,7 +121,9 @@ export function listResponse<T extends TSchema>(item: T, description?: string) {
 }
 
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, default: 1, description: '1-indexed page.' })),
+  page: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100000, default: 1, description: '1-indexed page.' }),
+  ),
 };
 
 /**

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../src/app-context.ts';
 import { buildApp, createContext } from '../../src/app.ts';
+import type { AppContext } from '../../src/app-context.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
 import { loadDemoMarket } from '../../src/upstream/demo/load.ts';
-import { TEST_DIALECT, createTestStore } from './store.ts';
+import { createTestStore, TEST_DIALECT } from './store.ts';
 
 /** The instant every test market is generated at and the test clock starts from. */
 export const TEST_NOW = new Date('2026-11-01T15:00:00.000Z');
@@ -68,7 +68,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   };
 }
 
-export async function getJson<T = unknown>(testApp: TestApp, path: string): Promise<{ status: number; body: T; headers: Headers }> {
+export async function getJson<T = unknown>(
+  testApp: TestApp,
+  path: string,
+): Promise<{ status: number; body: T; headers: Headers }> {
   const response = await testApp.get(path);
   return { status: response.status, body: (await response.json()) as T, headers: response.headers };
 }

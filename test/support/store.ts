@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Store, openStore } from '../../src/platform/db/database.ts';
+import { openStore, type Store } from '../../src/platform/db/database.ts';
 import { migrateToLatest } from '../../src/platform/db/migrate.ts';
 
 /**

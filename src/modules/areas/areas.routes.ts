@@ -25,7 +25,10 @@ export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void 
     },
     async (request) => {
       const query = request.query;
-      const page = { page: query.page ?? 1, perPage: Math.min(query.perPage ?? 10, request.caller.maxPerPage) };
+      const page = {
+        page: query.page ?? 1,
+        perPage: Math.min(query.perPage ?? 10, request.caller.maxPerPage),
+      };
       const include = new Set((query.include?.split(',') ?? []) as AreaInclude[]);
       const result = await ctx.areas.list({ ...query, include, ...page });
       assertPageInRange(page, result.total);

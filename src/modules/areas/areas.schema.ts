@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery, listResponse } from '../../http/schemas.ts';
+import { listResponse, PageQuery } from '../../http/schemas.ts';
 
 export const AREA_INCLUDES = ['children', 'ancestors', 'counts', 'centroid'] as const;
 export type AreaInclude = (typeof AREA_INCLUDES)[number];
@@ -12,7 +12,10 @@ const AreaCore = {
   slug: Type.String(),
 };
 
-export const AreaRefSchema = Type.Object(AreaCore, { $id: 'AreaRef', description: 'An area without includes.' });
+export const AreaRefSchema = Type.Object(AreaCore, {
+  $id: 'AreaRef',
+  description: 'An area without includes.',
+});
 
 export const AreaSchema = Type.Object(
   {
@@ -21,7 +24,9 @@ export const AreaSchema = Type.Object(
       Type.Array(Type.Ref(AreaRefSchema), { description: '`include=children`: direct children, by id.' }),
     ),
     ancestors: Type.Optional(
-      Type.Array(Type.Ref(AreaRefSchema), { description: '`include=ancestors`: from the root down to the parent.' }),
+      Type.Array(Type.Ref(AreaRefSchema), {
+        description: '`include=ancestors`: from the root down to the parent.',
+      }),
     ),
     listingCounts: Type.Optional(
       Type.Object(
@@ -33,10 +38,9 @@ export const AreaSchema = Type.Object(
       ),
     ),
     centroid: Type.Optional(
-      Type.Union(
-        [Type.Object({ latitude: Type.Number(), longitude: Type.Number() }), Type.Null()],
-        { description: '`include=centroid`: approximate centre point; null for the root and Unassigned.' },
-      ),
+      Type.Union([Type.Object({ latitude: Type.Number(), longitude: Type.Number() }), Type.Null()], {
+        description: '`include=centroid`: approximate centre point; null for the root and Unassigned.',
+      }),
     ),
   },
   { $id: 'Area' },
@@ -61,7 +65,9 @@ export const ListAreasQuery = Type.Object({
     }),
   ),
   ...PageQuery,
-  perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 10, description: 'Page size (default 10).' })),
+  perPage: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 500, default: 10, description: 'Page size (default 10).' }),
+  ),
 });
 export type ListAreasQuery = Static<typeof ListAreasQuery>;
 

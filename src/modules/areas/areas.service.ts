@@ -3,8 +3,8 @@ import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import { type AreaRecord, type AreaTree, foldName } from '../../reference/areas.ts';
-import type { Area, AreaInclude } from './areas.schema.ts';
 import { countActiveListingsByArea } from './areas.repository.ts';
+import type { Area, AreaInclude } from './areas.schema.ts';
 
 export interface AreaQuery {
   level?: number | undefined;
@@ -24,7 +24,13 @@ export interface AreaPage {
 const COUNTS_TTL_MS = 60_000;
 
 export function toAreaRef(record: AreaRecord) {
-  return { id: record.id, name: record.name, level: record.level, parentId: record.parentId, slug: record.slug };
+  return {
+    id: record.id,
+    name: record.name,
+    level: record.level,
+    parentId: record.parentId,
+    slug: record.slug,
+  };
 }
 
 /**

@@ -47,9 +47,15 @@ export type SummaryRow = Pick<ListingRow, (typeof SUMMARY_COLUMNS)[number]>;
  * Days on market: to now while ACTIVE, else to the contract date (or the day it
  * left the market). Null when the listing date is unknown.
  */
-export function daysOnMarket(row: Pick<ListingRow, 'status' | 'listed_at' | 'contract_at' | 'off_market_at'>, now: Date): number | null {
+export function daysOnMarket(
+  row: Pick<ListingRow, 'status' | 'listed_at' | 'contract_at' | 'off_market_at'>,
+  now: Date,
+): number | null {
   if (!row.listed_at) return null;
-  const end = row.status === 'ACTIVE' ? now.getTime() : Date.parse(row.contract_at ?? row.off_market_at ?? now.toISOString());
+  const end =
+    row.status === 'ACTIVE'
+      ? now.getTime()
+      : Date.parse(row.contract_at ?? row.off_market_at ?? now.toISOString());
   return Math.max(0, Math.floor((end - Date.parse(row.listed_at)) / DAY_MS));
 }
 

@@ -41,7 +41,9 @@ export const ListingSummarySchema = Type.Object(
     sqft: nullable(Type.Number()),
     pricePerSqft: nullable(Type.Number()),
     buildingType: StringEnum(BUILDING_TYPES),
-    saleType: Type.Union([StringEnum(SALE_TYPES), Type.Null()], { description: 'Sales only; null for rentals.' }),
+    saleType: Type.Union([StringEnum(SALE_TYPES), Type.Null()], {
+      description: 'Sales only; null for rentals.',
+    }),
     areaName: Type.String(),
     areaId: Type.Integer(),
     status: StringEnum(LISTING_STATUSES),
@@ -63,7 +65,9 @@ export const ListingSummarySchema = Type.Object(
     buildingScores: Type.Ref(BuildingScoresSummarySchema),
     noFee: Type.Boolean({ description: 'No broker fee paid by the tenant (rentals).' }),
     detailScraped: Type.Boolean(),
-    priceDelta: Type.Number({ description: 'Latest price change in USD (negative for a cut); 0 when never changed.' }),
+    priceDelta: Type.Number({
+      description: 'Latest price change in USD (negative for a cut); 0 when never changed.',
+    }),
   },
   { $id: 'ListingSummary' },
 );

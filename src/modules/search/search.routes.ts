@@ -52,13 +52,23 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
         const freshness = describeFreshness({
           tier: request.caller.tier,
           kind: 'search',
-          refreshedAt: await ctx.syncState.refreshedAt(listingType === 'rental' ? 'search:rental' : 'search:sale'),
+          refreshedAt: await ctx.syncState.refreshedAt(
+            listingType === 'rental' ? 'search:rental' : 'search:sale',
+          ),
           now: criteria.now,
           detailScraped: result.items.length > 0 && result.items.every((item) => item.detailScraped),
         });
         return {
           data: result.items,
-          meta: paginatedMeta(request, ctx.config.publicUrl, freshness, page, result.total, known, capped.warnings),
+          meta: paginatedMeta(
+            request,
+            ctx.config.publicUrl,
+            freshness,
+            page,
+            result.total,
+            known,
+            capped.warnings,
+          ),
         };
       },
     );

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { AMENITIES } from '../../domain/amenities.ts';
 import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../../domain/listing.ts';
-import { PageQuery, StringEnum, listResponse, readErrors } from '../../http/schemas.ts';
+import { listResponse, PageQuery, readErrors, StringEnum } from '../../http/schemas.ts';
 import { BuildingScoresSummarySchema, ListingSummarySchema } from '../listings/listing.schema.ts';
 
 export const SORTS = ['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET'] as const;
@@ -19,7 +19,8 @@ export const DEFAULT_SORT_DIR: Record<SearchSort, SortDir> = {
 };
 
 const MAX_PRICE = 1_000_000_000;
-const DATE_OR_DATETIME = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$';
+const DATE_OR_DATETIME =
+  '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$';
 
 function commaList(values: readonly string[], description: string) {
   const alt = values.join('|');
@@ -39,12 +40,25 @@ const commonParams = {
   minBeds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Inclusive; 0 is a studio.' })),
   maxBeds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Inclusive.' })),
   minBaths: Type.Optional(
-    Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Inclusive; a half bath counts 0.5.' }),
+    Type.Number({
+      minimum: 0,
+      maximum: 20,
+      multipleOf: 0.5,
+      description: 'Inclusive; a half bath counts 0.5.',
+    }),
   ),
-  maxBaths: Type.Optional(Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Inclusive.' })),
-  buildingType: Type.Optional(commaList(BUILDING_TYPES, `Comma-separated, any of: ${BUILDING_TYPES.join(', ')}.`)),
-  minDaysOnMarket: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, description: 'Inclusive, whole days.' })),
-  maxDaysOnMarket: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, description: 'Inclusive, whole days.' })),
+  maxBaths: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Inclusive.' }),
+  ),
+  buildingType: Type.Optional(
+    commaList(BUILDING_TYPES, `Comma-separated, any of: ${BUILDING_TYPES.join(', ')}.`),
+  ),
+  minDaysOnMarket: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 3650, description: 'Inclusive, whole days.' }),
+  ),
+  maxDaysOnMarket: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 3650, description: 'Inclusive, whole days.' }),
+  ),
   listedAfter: Type.Optional(
     Type.String({
       pattern: DATE_OR_DATETIME,
@@ -58,10 +72,16 @@ const commonParams = {
       description: 'Inclusive. A date (through its end in UTC) or an ISO 8601 date-time.',
     }),
   ),
-  hasOpenHouse: Type.Optional(Type.Boolean({ description: '`true`: has an open house scheduled in the future.' })),
+  hasOpenHouse: Type.Optional(
+    Type.Boolean({ description: '`true`: has an open house scheduled in the future.' }),
+  ),
   has3dTour: Type.Optional(Type.Boolean()),
   minSqft: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: 100000, description: 'Inclusive; listings without a size never match.' }),
+    Type.Integer({
+      minimum: 0,
+      maximum: 100000,
+      description: 'Inclusive; listings without a size never match.',
+    }),
   ),
   maxSqft: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, description: 'Inclusive.' })),
   petsAllowed: Type.Optional(Type.Boolean({ description: '`true`: cats or dogs allowed.' })),
@@ -77,10 +97,16 @@ const commonParams = {
     }),
   ),
   minTransitScore: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: 100, description: "Building's transit score; unknown scores never match." }),
+    Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description: "Building's transit score; unknown scores never match.",
+    }),
   ),
   fiberOnly: Type.Optional(
-    Type.Boolean({ description: '`true`: the building has a fiber-to-the-premises provider (FCC technology 50).' }),
+    Type.Boolean({
+      description: '`true`: the building has a fiber-to-the-premises provider (FCC technology 50).',
+    }),
   ),
   minDownloadMbps: Type.Optional(
     Type.Integer({

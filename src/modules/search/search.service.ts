@@ -9,9 +9,9 @@ import type { AreaTree } from '../../reference/areas.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
 import type { ListingSummary } from '../listings/listing.schema.ts';
 import {
-  type SearchCriteria,
   findBuildingScores,
   findSummaryRows,
+  type SearchCriteria,
   searchListingIds,
 } from './search.repository.ts';
 import { DEFAULT_SORT_DIR, type RentalSearchQuery, type SaleSearchQuery } from './search.schema.ts';
@@ -27,7 +27,12 @@ function splitList(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : [...new Set(value.split(','))];
 }
 
-function assertRange(minName: string, min: number | undefined, maxName: string, max: number | undefined): void {
+function assertRange(
+  minName: string,
+  min: number | undefined,
+  maxName: string,
+  max: number | undefined,
+): void {
   if (min !== undefined && max !== undefined && min > max) {
     throw ApiError.invalidParam({
       parameter: minName,
@@ -52,7 +57,11 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
     instant = Date.parse(value);
   }
   if (Number.isNaN(instant)) {
-    throw ApiError.invalidParam({ parameter: name, rule: 'format', message: `"${value}" is not a valid date` });
+    throw ApiError.invalidParam({
+      parameter: name,
+      rule: 'format',
+      message: `"${value}" is not a valid date`,
+    });
   }
   return new Date(instant).toISOString();
 }
@@ -76,7 +85,11 @@ export class SearchService {
     for (const part of areas.split(',')) {
       const id = Number(part);
       if (!this.areaTree.has(id)) {
-        throw ApiError.invalidParam({ parameter: 'areas', rule: 'unknown_area', message: `no area has id ${part}` });
+        throw ApiError.invalidParam({
+          parameter: 'areas',
+          rule: 'unknown_area',
+          message: `no area has id ${part}`,
+        });
       }
       for (const descendant of this.areaTree.descendantsAndSelf(id)) ids.add(descendant);
     }
@@ -134,14 +147,25 @@ export class SearchService {
   }
 
   async search(criteria: SearchCriteria, page: number, perPage: number): Promise<SearchPage> {
-    const { ids, total } = await searchListingIds(this.db, this.dialect, criteria, perPage, (page - 1) * perPage);
+    const { ids, total } = await searchListingIds(
+      this.db,
+      this.dialect,
+      criteria,
+      perPage,
+      (page - 1) * perPage,
+    );
     const rows = await findSummaryRows(this.db, ids);
     const scores = await findBuildingScores(
       this.db,
       rows.map((r) => r.building_id),
     );
     const items = rows.map((row) =>
-      toListingSummary(row, this.areaTree.get(row.area_id)?.name ?? 'Unassigned', scores.get(row.building_id), criteria.now),
+      toListingSummary(
+        row,
+        this.areaTree.get(row.area_id)?.name ?? 'Unassigned',
+        scores.get(row.building_id),
+        criteria.now,
+      ),
     );
     return { items, total };
   }

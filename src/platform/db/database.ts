@@ -12,6 +12,8 @@ export type Dialect = Config['dialect'];
 export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
+  /** PostgreSQL schema the store lives in, when not the default search path. */
+  readonly schema?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   return {
     db,
     dialect: 'postgres',
+    schema,
     close: () => db.destroy(),
   };
 }

@@ -1,6 +1,6 @@
 import { type Migration, type MigrationProvider, Migrator } from 'kysely';
-import * as initial from './migrations/0001_initial.ts';
 import type { Store } from './database.ts';
+import * as initial from './migrations/0001_initial.ts';
 
 /** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -17,7 +17,13 @@ export interface MigrationOutcome {
 
 /** Brings the schema to the latest version; throws with the failing migration's name. */
 export async function migrateToLatest(store: Store): Promise<MigrationOutcome> {
-  const migrator = new Migrator({ db: store.db, provider });
+  // The migration tables must live in the store's schema: Kysely otherwise finds
+  // another schema's bookkeeping tables and skips creating its own.
+  const migrator = new Migrator({
+    db: store.db,
+    provider,
+    ...(store.schema ? { migrationTableSchema: store.schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

@@ -177,7 +177,15 @@ export interface PriceEventsTable {
   listing_id: string;
   date: string;
   price: number;
-  event: 'LISTED' | 'PRICE_DECREASE' | 'PRICE_INCREASE' | 'IN_CONTRACT' | 'RENTED' | 'SOLD' | 'DELISTED' | 'RELISTED';
+  event:
+    | 'LISTED'
+    | 'PRICE_DECREASE'
+    | 'PRICE_INCREASE'
+    | 'IN_CONTRACT'
+    | 'RENTED'
+    | 'SOLD'
+    | 'DELISTED'
+    | 'RELISTED';
   pct_change: number | null;
 }
 

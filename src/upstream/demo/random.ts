@@ -30,6 +30,40 @@ export function hashKeys(...keys: readonly (number | string)[]): number {
   return h;
 }
 
+/**
+ * 128-bit key as 32 lowercase hex characters, unique per distinct key list.
+ * Two independent 32-bit hash lanes give a 64-bit intermediate, so millions of
+ * keys do not collide the way a single 32-bit stream state would (birthday bound).
+ */
+export function hexKey(...keys: readonly (number | string)[]): string {
+  let a = 0x9e3779b9;
+  let b = 0x7f4a7c15;
+  for (const key of keys) {
+    const k = typeof key === 'string' ? fnv1a(key) : key | 0;
+    const high = typeof key === 'string' ? key.length : Math.floor(key / 4294967296);
+    a = mix32(a ^ Math.imul(k, 0x9e3779b1) ^ high);
+    b = mix32(Math.imul(b ^ k, 0x85ebca6b) + Math.imul(high, 0xc2b2ae35) + 0x165667b1);
+    if (typeof key === 'string') b = mix32(b ^ fnv1aAlt(key));
+  }
+  let out = '';
+  for (let i = 0; i < 4; i++) {
+    const v = mix32(a ^ mix32(b + Math.imul(i + 1, 0x27d4eb2f)));
+    out += HEX[v >>> 24]! + HEX[(v >>> 16) & 255]! + HEX[(v >>> 8) & 255]! + HEX[v & 255]!;
+    a = mix32(a + 0x6d2b79f5);
+  }
+  return out;
+}
+
+/** FNV-1a with a different offset basis: a second, independent string lane for hexKey. */
+function fnv1aAlt(text: string): number {
+  let h = 0x01000193;
+  for (let i = text.length - 1; i >= 0; i--) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) ^ (h >>> 15);
+  }
+  return h >>> 0;
+}
+
 function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -38,6 +72,8 @@ function fnv1a(text: string): number {
   }
   return h >>> 0;
 }
+
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /** A small deterministic stream (mulberry32) with the distributions the generator needs. */
 export class Rng {
@@ -119,7 +155,10 @@ export class Rng {
   /** 32 lowercase hex characters: the photo key format. */
   hex32(): string {
     let out = '';
-    for (let i = 0; i < 4; i++) out += this.u32().toString(16).padStart(8, '0');
+    for (let i = 0; i < 4; i++) {
+      const v = this.u32();
+      out += HEX[v >>> 24]! + HEX[(v >>> 16) & 255]! + HEX[(v >>> 8) & 255]! + HEX[v & 255]!;
+    }
     return out;
   }
 }

@@ -122,7 +122,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('listings_url_path_idx').on('listings').column('url_path').unique().execute();
-  await db.schema.createIndex('listings_building_idx').on('listings').columns(['building_id', 'status']).execute();
+  await db.schema
+    .createIndex('listings_building_idx')
+    .on('listings')
+    .columns(['building_id', 'status'])
+    .execute();
   // Search indexes: equality prefix (type, status, area) then the sort key, then id
   // as the tie-breaker, so an area-filtered, sorted page is an index range walk.
   await db.schema
@@ -175,7 +179,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('event', 'text', (c) => c.notNull())
     .addColumn('pct_change', double)
     .execute();
-  await db.schema.createIndex('price_events_listing_idx').on('price_events').columns(['listing_id', 'date']).execute();
+  await db.schema
+    .createIndex('price_events_listing_idx')
+    .on('price_events')
+    .columns(['listing_id', 'date'])
+    .execute();
 
   await db.schema
     .createTable('fees')
@@ -204,7 +212,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('by_appointment', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('note', 'text')
     .execute();
-  await db.schema.createIndex('open_houses_listing_idx').on('open_houses').columns(['listing_id', 'starts_at']).execute();
+  await db.schema
+    .createIndex('open_houses_listing_idx')
+    .on('open_houses')
+    .columns(['listing_id', 'starts_at'])
+    .execute();
 
   await db.schema
     .createTable('photos')
@@ -217,7 +229,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('caption', 'text')
     .addColumn('render_seed', 'integer', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('photos_listing_idx').on('photos').columns(['listing_id', 'position']).execute();
+  await db.schema
+    .createIndex('photos_listing_idx')
+    .on('photos')
+    .columns(['listing_id', 'position'])
+    .execute();
 
   await db.schema
     .createTable('hpd_violations')

@@ -1,0 +1,46 @@
+import type { Store } from '../platform/db/database.ts';
+import type { AreasTable } from '../platform/db/tables.ts';
+import { type AreaRecord, foldName, readAreaRecords } from './areas.ts';
+
+/**
+ * Upserts the shipped area tree into the `areas` table. Idempotent: run at every
+ * boot and by tests, it converges the table to the reference files (rows whose
+ * ids left the tree are removed).
+ */
+export async function syncAreas(
+  store: Store,
+  records: readonly AreaRecord[] = readAreaRecords(),
+): Promise<void> {
+  const rows: AreasTable[] = records.map((r) => ({
+    id: r.id,
+    name: r.name,
+    parent_id: r.parentId,
+    level: r.level,
+    slug: r.slug,
+    name_folded: foldName(r.name),
+    latitude: r.latitude,
+    longitude: r.longitude,
+  }));
+  await store.db.transaction().execute(async (trx) => {
+    // 8 columns × 100 rows stays far below either dialect's bind-parameter limit.
+    for (let i = 0; i < rows.length; i += 100) {
+      await trx
+        .insertInto('areas')
+        .values(rows.slice(i, i + 100))
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet((eb) => ({
+            name: eb.ref('excluded.name'),
+            parent_id: eb.ref('excluded.parent_id'),
+            level: eb.ref('excluded.level'),
+            slug: eb.ref('excluded.slug'),
+            name_folded: eb.ref('excluded.name_folded'),
+            latitude: eb.ref('excluded.latitude'),
+            longitude: eb.ref('excluded.longitude'),
+          })),
+        )
+        .execute();
+    }
+    const ids = rows.map((r) => r.id);
+    if (ids.length > 0) await trx.deleteFrom('areas').where('id', 'not in', ids).execute();
+  });
+}

@@ -1,0 +1,376 @@
+/**
+ * Writes the demo market into a store: buildings first, then listings streamed
+ * in id order with their details, history, fees, open houses and photos, in
+ * multi-row INSERTs inside transactions. Rows are bound as raw parameter lists
+ * (no query builder per row): at full scale that is millions of rows, and
+ * building a Kysely node tree for each would dominate the load time.
+ */
+import { CompiledQuery, type Kysely, sql } from 'kysely';
+import type { Store } from '../../platform/db/database.ts';
+import type { Database } from '../../platform/db/tables.ts';
+import { DemoMarketGenerator } from './market.ts';
+
+export interface LoadDemoOptions {
+  seed: number;
+  scale: number;
+  now: Date;
+  /** Called after every flushed batch; `phase` is `buildings` or `listings`. */
+  onProgress?: (done: number, total: number, phase: string) => void;
+  /** Delete an existing market first instead of refusing to load over it. */
+  replace?: boolean;
+}
+
+export interface LoadDemoResult {
+  listings: number;
+  activeRentals: number;
+  activeSales: number;
+  inContract: number;
+  offMarket: number;
+  buildings: number;
+  listingDetails: number;
+  priceEvents: number;
+  fees: number;
+  openHouses: number;
+  photos: number;
+  /** Wall time of generation and writing, milliseconds. */
+  ms: number;
+}
+
+/** The `sync_state` scope that marks a store as holding the demo market. */
+export const DEMO_SCOPE = 'demo';
+const REFRESH_SCOPES = ['search:rental', 'search:sale', 'buildings', 'detail'] as const;
+
+const MARKET_TABLES = [
+  'listings',
+  'listing_details',
+  'price_events',
+  'fees',
+  'open_houses',
+  'photos',
+  'building_scores',
+  'buildings',
+] as const;
+
+/** SQLite's compiled-in bind limit is 32,766; PostgreSQL's protocol allows 65,535. */
+const MAX_PARAMS = { sqlite: 32_000, postgres: 65_000 } as const;
+
+/** Listings per transaction: bounds the WAL / transaction size without many commits. */
+const LISTINGS_PER_TRANSACTION = 50_000;
+
+type Row = Record<string, unknown>;
+
+class BatchWriter {
+  private readonly batchRows: number;
+  private values: unknown[] = [];
+  private rows = 0;
+  private readonly sqlCache = new Map<number, string>();
+  written = 0;
+
+  constructor(
+    private readonly table: string,
+    private readonly columns: readonly string[],
+    private readonly dialect: Store['dialect'],
+  ) {
+    this.batchRows = Math.floor(MAX_PARAMS[dialect] / columns.length);
+  }
+
+  /** Queues a row; returns true when a full batch is waiting to be flushed. */
+  add(row: object): boolean {
+    const record = row as Row;
+    for (const column of this.columns) {
+      const value = record[column];
+      this.values.push(value === undefined ? null : value);
+    }
+    this.rows++;
+    return this.rows >= this.batchRows;
+  }
+
+  async flush(db: Kysely<Database>): Promise<void> {
+    if (this.rows === 0) return;
+    const query = CompiledQuery.raw(this.statement(this.rows), this.values);
+    const count = this.rows;
+    this.values = [];
+    this.rows = 0;
+    await db.executeQuery(query);
+    this.written += count;
+  }
+
+  private statement(rows: number): string {
+    let text = this.sqlCache.get(rows);
+    if (text) return text;
+    const cols = this.columns.length;
+    const tuples: string[] = [];
+    for (let r = 0; r < rows; r++) {
+      const marks: string[] = [];
+      for (let c = 0; c < cols; c++) marks.push(this.dialect === 'postgres' ? `$${r * cols + c + 1}` : '?');
+      tuples.push(`(${marks.join(',')})`);
+    }
+    text = `insert into "${this.table}" (${this.columns.map((c) => `"${c}"`).join(',')}) values ${tuples.join(',')}`;
+    // Only the full-batch statement recurs; caching the odd tail sizes would just hold memory.
+    if (rows === this.batchRows) this.sqlCache.set(rows, text);
+    return text;
+  }
+}
+
+const COLUMNS = {
+  buildings: [
+    'id',
+    'slug',
+    'name',
+    'address_street',
+    'city',
+    'state',
+    'zip_code',
+    'area_id',
+    'building_type',
+    'year_built',
+    'year_renovated',
+    'floor_count',
+    'unit_count',
+    'latitude',
+    'longitude',
+    'bbl',
+    'bin',
+    'management_company',
+    'developer',
+    'architect',
+    'tax_abatement_status',
+    'tax_abatement_years_remaining',
+    'amenities_json',
+    'policies_json',
+    'nyc_data_json',
+    'additional_details_json',
+    'internet_providers_json',
+    'fiber_available',
+    'max_download_mbps',
+    'pets_allowed',
+    'refreshed_at',
+    'created_at',
+    'updated_at',
+  ],
+  building_scores: [
+    'building_id',
+    'health_score',
+    'noise_score',
+    'safety_score',
+    'transit_score',
+    'violations_open',
+    'updated_at',
+  ],
+  listings: [
+    'id',
+    'listing_type',
+    'status',
+    'closed_reason',
+    'building_id',
+    'area_id',
+    'street',
+    'unit',
+    'city',
+    'state',
+    'zip_code',
+    'latitude',
+    'longitude',
+    'url_path',
+    'building_type',
+    'price',
+    'price_delta',
+    'net_effective',
+    'months_free',
+    'lease_term_months',
+    'monthly_fees',
+    'monthly_cost',
+    'no_fee',
+    'sale_type',
+    'bedroom_count',
+    'full_bathroom_count',
+    'half_bathroom_count',
+    'bathrooms',
+    'sqft',
+    'price_per_sqft',
+    'listed_at',
+    'listed_at_is_approximate',
+    'available_at',
+    'off_market_at',
+    'contract_at',
+    'amenity_mask',
+    'pets_allowed',
+    'has_3d_tour',
+    'next_open_house_at',
+    'lead_photo_key',
+    'source_group_label',
+    'rank_score',
+    'detail_scraped',
+    'refreshed_at',
+    'created_at',
+    'updated_at',
+  ],
+  listing_details: [
+    'listing_id',
+    'description',
+    'amenities_json',
+    'unit_features_json',
+    'lease_terms_json',
+    'concessions_json',
+    'sale_details_json',
+    'agents_json',
+    'pets_policy_json',
+    'photos_json',
+    'floor_plan_key',
+    'virtual_tour_url',
+    'updated_at',
+  ],
+  price_events: ['listing_id', 'date', 'price', 'event', 'pct_change'],
+  fees: [
+    'listing_id',
+    'type_label',
+    'category',
+    'requirement',
+    'refundability',
+    'calc_type',
+    'amount',
+    'timing',
+    'occurrence',
+  ],
+  open_houses: ['id', 'listing_id', 'starts_at', 'ends_at', 'kind', 'by_appointment', 'note'],
+  photos: ['key', 'listing_id', 'building_id', 'position', 'width', 'height', 'caption', 'render_seed'],
+} as const satisfies Record<string, readonly string[]>;
+
+type WriterName = keyof typeof COLUMNS;
+
+/** True when the store holds no buildings and no listings. */
+export async function isStoreEmpty(store: Store): Promise<boolean> {
+  const listing = await store.db.selectFrom('listings').select('id').limit(1).executeTakeFirst();
+  if (listing) return false;
+  const building = await store.db.selectFrom('buildings').select('id').limit(1).executeTakeFirst();
+  return building === undefined;
+}
+
+/** True when a demo market was loaded (its `sync_state` marker exists) and listings are present. */
+export async function hasDemoMarket(store: Store): Promise<boolean> {
+  const marker = await store.db
+    .selectFrom('sync_state')
+    .select('scope')
+    .where('scope', '=', DEMO_SCOPE)
+    .executeTakeFirst();
+  return marker !== undefined && !(await isStoreEmpty(store));
+}
+
+/** Generates the demo market for (seed, scale, now) and writes it; see LoadDemoResult for the figures. */
+export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Promise<LoadDemoResult> {
+  const started = performance.now();
+  if (!(await isStoreEmpty(store))) {
+    if (!options.replace)
+      throw new Error('The store already holds market data; pass replace: true to reload it.');
+    await clearMarket(store);
+  }
+  const generator = new DemoMarketGenerator({ seed: options.seed, scale: options.scale, now: options.now });
+  const writers = Object.fromEntries(
+    Object.entries(COLUMNS).map(([table, columns]) => [
+      table,
+      new BatchWriter(table, columns, store.dialect),
+    ]),
+  ) as Record<WriterName, BatchWriter>;
+  const plannedListings = generator.plannedListings();
+  const total = generator.buildings.length + plannedListings;
+  const progress = options.onProgress ?? (() => {});
+  progress(0, total, 'buildings');
+
+  await store.db.transaction().execute(async (trx) => {
+    for (const building of generator.buildings) {
+      if (writers.buildings.add(building.row)) await writers.buildings.flush(trx);
+      if (writers.building_scores.add(building.scores)) await writers.building_scores.flush(trx);
+      for (const photo of building.photos) if (writers.photos.add(photo)) await writers.photos.flush(trx);
+    }
+    await flushAll(writers, trx);
+  });
+  progress(generator.buildings.length, total, 'listings');
+
+  const counts = { listings: 0, activeRentals: 0, activeSales: 0, inContract: 0, offMarket: 0 };
+  const stream = generator.listings();
+  let exhausted = false;
+  while (!exhausted) {
+    await store.db.transaction().execute(async (trx) => {
+      let inTransaction = 0;
+      while (inTransaction < LISTINGS_PER_TRANSACTION) {
+        const next = stream.next();
+        if (next.done) {
+          exhausted = true;
+          break;
+        }
+        const { listing, details, events, fees, openHouses, photos } = next.value;
+        inTransaction++;
+        counts.listings++;
+        if (listing.status === 'ACTIVE') {
+          if (listing.listing_type === 'rental') counts.activeRentals++;
+          else counts.activeSales++;
+        } else if (listing.status === 'IN_CONTRACT') counts.inContract++;
+        else counts.offMarket++;
+        if (writers.listings.add(listing)) {
+          await writers.listings.flush(trx);
+          progress(generator.buildings.length + counts.listings, total, 'listings');
+        }
+        if (details && writers.listing_details.add(details)) await writers.listing_details.flush(trx);
+        for (const row of events) if (writers.price_events.add(row)) await writers.price_events.flush(trx);
+        for (const row of fees) if (writers.fees.add(row)) await writers.fees.flush(trx);
+        for (const row of openHouses) if (writers.open_houses.add(row)) await writers.open_houses.flush(trx);
+        for (const row of photos) if (writers.photos.add(row)) await writers.photos.flush(trx);
+      }
+      await flushAll(writers, trx);
+    });
+  }
+
+  const nowIso = options.now.toISOString();
+  await store.db.transaction().execute(async (trx) => {
+    const scopes = [
+      ...REFRESH_SCOPES.map((scope) => ({ scope, refreshed_at: nowIso, detail: null })),
+      {
+        scope: DEMO_SCOPE,
+        refreshed_at: nowIso,
+        detail: JSON.stringify({ seed: options.seed, scale: options.scale, generatedAt: nowIso }),
+      },
+    ];
+    for (const row of scopes) {
+      await trx
+        .insertInto('sync_state')
+        .values(row)
+        .onConflict((oc) =>
+          oc.column('scope').doUpdateSet({ refreshed_at: row.refreshed_at, detail: row.detail }),
+        )
+        .execute();
+    }
+  });
+  if (store.dialect === 'postgres') {
+    // Fresh bulk-loaded tables have no statistics; the planner needs them for the search indexes.
+    for (const table of MARKET_TABLES) await sql.raw(`analyze "${table}"`).execute(store.db);
+  } else {
+    await sql`pragma optimize`.execute(store.db);
+  }
+  progress(total, total, 'done');
+
+  return {
+    ...counts,
+    buildings: writers.buildings.written,
+    listingDetails: writers.listing_details.written,
+    priceEvents: writers.price_events.written,
+    fees: writers.fees.written,
+    openHouses: writers.open_houses.written,
+    photos: writers.photos.written,
+    ms: Math.round(performance.now() - started),
+  };
+}
+
+async function flushAll(writers: Record<WriterName, BatchWriter>, db: Kysely<Database>): Promise<void> {
+  for (const writer of Object.values(writers)) await writer.flush(db);
+}
+
+/** Removes every market row (areas, violations and other scopes' sync state stay). */
+async function clearMarket(store: Store): Promise<void> {
+  await store.db.transaction().execute(async (trx) => {
+    for (const table of MARKET_TABLES) await trx.deleteFrom(table).execute();
+    await trx
+      .deleteFrom('sync_state')
+      .where('scope', 'in', [DEMO_SCOPE, ...REFRESH_SCOPES])
+      .execute();
+  });
+}

@@ -1,0 +1,82 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, getJson, type TestApp } from './support/app.ts';
+
+interface OpenApiDoc {
+  openapi: string;
+  info: { version: string };
+  paths: Record<
+    string,
+    Record<string, { operationId?: string; parameters?: { name: string; in: string }[] }>
+  >;
+  components: { schemas: Record<string, unknown> };
+}
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ scale: 0 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const { status, body } = await getJson<OpenApiDoc>(t, '/openapi.json');
+    expect(status).toBe(200);
+    expect(body.openapi).toBe('3.1.0');
+    expect(body.info.version).toBe('1.0.0');
+    const result = await new Validator().validate(body as unknown as Parameters<Validator['validate']>[0]);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('documents every search parameter of the spec, and shared components', async () => {
+    const { body } = await getJson<OpenApiDoc>(t, '/openapi.json');
+    const names = (path: string) => (body.paths[path]?.get?.parameters ?? []).map((p) => p.name);
+    const shared = [
+      'areas',
+      'minPrice',
+      'maxPrice',
+      'minBeds',
+      'maxBeds',
+      'minBaths',
+      'maxBaths',
+      'buildingType',
+      'minDaysOnMarket',
+      'maxDaysOnMarket',
+      'listedAfter',
+      'listedBefore',
+      'hasOpenHouse',
+      'has3dTour',
+      'minSqft',
+      'maxSqft',
+      'petsAllowed',
+      'amenities',
+      'maxMonthlyCost',
+      'minTransitScore',
+      'fiberOnly',
+      'minDownloadMbps',
+      'sort',
+      'sortDir',
+      'page',
+      'perPage',
+    ];
+    expect(names('/v1/search/rentals')).toEqual(expect.arrayContaining([...shared, 'noFee']));
+    expect(shared.length + 1).toBe(27);
+    expect(names('/v1/search/sales')).toEqual(expect.arrayContaining([...shared, 'saleType']));
+    expect(names('/v1/search/sales')).not.toContain('noFee');
+    expect(names('/v1/areas')).toEqual(
+      expect.arrayContaining(['level', 'parentId', 'q', 'include', 'page', 'perPage']),
+    );
+    for (const component of ['ListingSummary', 'ErrorEnvelope', 'PaginatedMeta', 'Area']) {
+      expect(body.components.schemas).toHaveProperty(component);
+    }
+  });
+
+  it('serves an interactive reference page at /docs', async () => {
+    const response = await t.get('/docs/');
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('<html');
+  });
+});

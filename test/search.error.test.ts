@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../src/http/errors.ts';
+import { createTestApp, getJson, type TestApp } from './support/app.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ scale: 0.005 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('search parameter errors', () => {
+  it.each([
+    ['rentals', 'minPrice=abc', 'minPrice', 'type'],
+    ['rentals', 'minPrice=-1', 'minPrice', 'minimum'],
+    ['rentals', 'minPrice=5000&maxPrice=1000', 'minPrice', 'range'],
+    ['rentals', 'minBeds=3&maxBeds=1', 'minBeds', 'range'],
+    ['rentals', 'minBaths=1.25', 'minBaths', 'multipleOf'],
+    ['rentals', 'minSqft=900&maxSqft=100', 'minSqft', 'range'],
+    ['rentals', 'minDaysOnMarket=10&maxDaysOnMarket=2', 'minDaysOnMarket', 'range'],
+    ['rentals', 'sort=CHEAPEST', 'sort', 'enum'],
+    ['rentals', 'sortDir=UP', 'sortDir', 'enum'],
+    ['rentals', 'buildingType=CASTLE', 'buildingType', 'pattern'],
+    ['rentals', 'amenities=doorman,moat', 'amenities', 'pattern'],
+    ['rentals', 'areas=100,abc', 'areas', 'pattern'],
+    ['rentals', 'areas=100,4242', 'areas', 'unknown_area'],
+    ['rentals', 'noFee=maybe', 'noFee', 'type'],
+    ['rentals', 'listedAfter=yesterday', 'listedAfter', 'pattern'],
+    ['rentals', 'listedAfter=2026-02-30', 'listedAfter', 'format'],
+    ['rentals', 'listedAfter=2026-10-01&listedBefore=2026-09-01', 'listedAfter', 'range'],
+    ['rentals', 'perPage=501', 'perPage', 'maximum'],
+    ['rentals', 'perPage=0', 'perPage', 'minimum'],
+    ['rentals', 'page=0', 'page', 'minimum'],
+    ['rentals', 'page=9999', 'page', 'page_range'],
+    ['rentals', 'minTransitScore=101', 'minTransitScore', 'maximum'],
+    ['rentals', 'status=SOLD', 'status', 'pattern'],
+    ['sales', 'saleType=AUCTION', 'saleType', 'pattern'],
+    ['sales', 'maxMonthlyCost=1e400', 'maxMonthlyCost', 'type'],
+  ])('%s?%s → 400 naming %s (%s)', async (kind, query, parameter, rule) => {
+    const { status, body } = await getJson<ErrorBody>(t, `/v1/search/${kind}?${query}`);
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ code: 'INVALID_PARAMS', status: 400 });
+    expect(body.error.message).toContain(`"${parameter}"`);
+    expect(body.error.details?.params?.[0]).toMatchObject({ parameter, rule, location: 'query' });
+  });
+
+  it('never answers 500 to hostile input', async () => {
+    const hostile = [
+      "areas=1'%20OR%201=1",
+      'minPrice=1&minPrice=2',
+      `q=${'x'.repeat(5000)}`,
+      'sort=PRICE&sortDir=ASC&page=1&perPage=1&amenities=',
+      'listedBefore=9999-12-31T23:59:59Z',
+      'areas=',
+    ];
+    for (const query of hostile) {
+      const response = await t.get(`/v1/search/rentals?${query}`);
+      expect(response.status, query).toBeLessThan(500);
+      const body = (await response.json()) as Record<string, unknown>;
+      expect(body.data ?? body.error, query).toBeDefined();
+    }
+  });
+});

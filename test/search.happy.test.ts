@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ListingSummary } from '../src/modules/listings/listing.schema.ts';
+import type { SearchResponse } from '../src/modules/search/search.schema.ts';
+import { createTestApp, getJson, type TestApp } from './support/app.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ scale: 0.02 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const search = (query: string) => getJson<SearchResponse>(t, `/v1/search/rentals?${query}`);
+
+async function allPages(query: string, perPage: number): Promise<ListingSummary[]> {
+  const out: ListingSummary[] = [];
+  for (let page = 1; ; page++) {
+    const { body } = await search(`${query}&perPage=${perPage}&page=${page}`);
+    out.push(...body.data);
+    if (!body.meta.links.next) return out;
+  }
+}
+
+describe('GET /v1/search/rentals', () => {
+  it('returns active rentals with the full ListingSummary and paginated meta', async () => {
+    const { status, body, headers } = await search('perPage=5');
+    expect(status).toBe(200);
+    expect(headers.get('x-request-id')).toBeTruthy();
+    expect(body.data).toHaveLength(5);
+    for (const item of body.data) {
+      expect(item.status).toBe('ACTIVE');
+      expect(item.listingType).toBe('rental');
+      expect(item.urlPath).toMatch(/^\//);
+      expect(item.address.zipCode).toMatch(/^\d{5}$/);
+      expect(item.buildingScores).toHaveProperty('transitScore');
+    }
+    expect(body.meta).toMatchObject({
+      page: 1,
+      perPage: 5,
+      source: 'cached',
+      refreshTriggered: false,
+      warnings: [],
+    });
+    expect(body.meta.total).toBeGreaterThan(100);
+    expect(body.meta.links.prev).toBeNull();
+    expect(body.meta.links.self).toBe('http://stoop.test/v1/search/rentals?perPage=5&page=1');
+    expect(body.meta.links.next).toBe('http://stoop.test/v1/search/rentals?perPage=5&page=2');
+    expect(body.meta.dataAge).toBe(new Date(t.clock.now()).toISOString());
+  });
+
+  it('areas include descendants: Manhattan is the union of its neighborhoods', async () => {
+    const manhattan = (await search('areas=100&perPage=1')).body.meta.total;
+    const groups = t.ctx.areaTree.children(100).map((a) => a.id);
+    const byGroup = (await search(`areas=${groups.join(',')}&perPage=1`)).body.meta.total;
+    expect(manhattan).toBeGreaterThan(0);
+    expect(byGroup).toBe(manhattan);
+    const nyc = (await search('areas=100,200,300,400,500&perPage=1')).body.meta.total;
+    const everything = (await search('perPage=1')).body.meta.total;
+    const nj = (await search('areas=1000000&perPage=1')).body.meta.total;
+    expect(nyc + nj).toBeLessThanOrEqual(everything);
+    expect(nyc).toBeLessThan(everything);
+  });
+
+  it('sorts by price in both directions with id tie-breaks, and pages are stable', async () => {
+    const asc = await allPages('areas=300&sort=PRICE', 7);
+    for (let i = 1; i < asc.length; i++) {
+      const [a, b] = [asc[i - 1]!, asc[i]!];
+      expect(a.price < b.price || (a.price === b.price && a.id < b.id)).toBe(true);
+    }
+    const oneShot = (await search('areas=300&sort=PRICE&perPage=500')).body.data.map((l) => l.id);
+    expect(asc.map((l) => l.id)).toEqual(oneShot);
+    const desc = (await search('areas=300&sort=PRICE&sortDir=DESC&perPage=500')).body.data;
+    expect(desc.map((l) => l.id)).toEqual([...oneShot].reverse());
+  });
+
+  it('LISTED_AT puts unknown listing dates last in both directions', async () => {
+    for (const dir of ['ASC', 'DESC']) {
+      const rows = (
+        await search(`sort=LISTED_AT&sortDir=${dir}&perPage=500&status=ACTIVE,IN_CONTRACT,OFF_MARKET`)
+      ).body.data;
+      const firstNull = rows.findIndex((r) => r.listedAt === null);
+      if (firstNull >= 0) expect(rows.slice(firstNull).every((r) => r.listedAt === null)).toBe(true);
+      const dated = rows.filter((r) => r.listedAt !== null).map((r) => r.listedAt!);
+      const sorted = [...dated].sort();
+      expect(dated).toEqual(dir === 'ASC' ? sorted : sorted.reverse());
+    }
+  });
+
+  it('DAYS_ON_MARKET and PRICE_PER_SQFT orderings hold', async () => {
+    const dom = (await search('sort=DAYS_ON_MARKET&perPage=200')).body.data.filter(
+      (r) => r.daysOnMarket !== null,
+    );
+    for (let i = 1; i < dom.length; i++)
+      expect(dom[i]!.daysOnMarket!).toBeGreaterThanOrEqual(dom[i - 1]!.daysOnMarket!);
+    const ppsf = (await search('sort=PRICE_PER_SQFT&perPage=500')).body.data;
+    const known = ppsf.filter((r) => r.pricePerSqft !== null);
+    for (let i = 1; i < known.length; i++)
+      expect(known[i]!.pricePerSqft!).toBeGreaterThanOrEqual(known[i - 1]!.pricePerSqft!);
+    const firstUnknown = ppsf.findIndex((r) => r.pricePerSqft === null);
+    if (firstUnknown >= 0) expect(ppsf.slice(firstUnknown).every((r) => r.pricePerSqft === null)).toBe(true);
+  });
+
+  it('maxMonthlyCost compares rent plus recurring fees', async () => {
+    const { body } = await search('maxMonthlyCost=3500&perPage=500');
+    expect(body.data.length).toBeGreaterThan(0);
+    for (const item of body.data) {
+      expect(item.monthlyCost).toBeLessThanOrEqual(3500);
+      expect(item.monthlyCost).toBeGreaterThanOrEqual(item.price);
+    }
+  });
+
+  it('warns about unknown and other-endpoint parameters instead of failing', async () => {
+    const { status, body } = await search('saleType=RESALE&colour=blue&perPage=1');
+    expect(status).toBe(200);
+    expect(body.meta.warnings).toEqual([
+      'Unknown parameter "saleType" was ignored.',
+      'Unknown parameter "colour" was ignored.',
+    ]);
+    const sales = await getJson<SearchResponse>(t, '/v1/search/sales?noFee=true&perPage=1');
+    expect(sales.body.meta.warnings).toEqual(['Unknown parameter "noFee" was ignored.']);
+    expect(sales.body.data.every((l) => l.listingType === 'sale')).toBe(true);
+  });
+
+  it('an empty result is page 1 of 1 with no next link', async () => {
+    const { status, body } = await search('minPrice=999999999');
+    expect(status).toBe(200);
+    expect(body.data).toEqual([]);
+    expect(body.meta).toMatchObject({ total: 0, page: 1 });
+    expect(body.meta.links.next).toBeNull();
+  });
+
+  it('marks data stale once it is older than the free tier search threshold', async () => {
+    t.clock.advance(7 * 3_600_000);
+    try {
+      const { body } = await search('perPage=1');
+      expect(body.meta.source).toBe('stale');
+      expect(body.meta.freshnessThreshold).toBe(6 * 3600);
+    } finally {
+      t.clock.advance(-7 * 3_600_000);
+    }
+  });
+});

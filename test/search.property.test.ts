@@ -1,0 +1,124 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AMENITIES } from '../src/domain/amenities.ts';
+import { BUILDING_TYPES, SALE_TYPES } from '../src/domain/listing.ts';
+import type { SearchResponse } from '../src/modules/search/search.schema.ts';
+import { createTestApp, getJson, type TestApp } from './support/app.ts';
+import { bruteForceMatches, type FullRow, loadAllListings, type Params } from './support/brute-force.ts';
+
+let t: TestApp;
+let rows: FullRow[];
+let areaIdsWithListings: number[];
+
+beforeAll(async () => {
+  t = await createTestApp({ scale: 0.02 });
+  rows = await loadAllListings(t.store);
+  areaIdsWithListings = [...new Set(rows.map((r) => r.area_id))];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+// Each filter is present in about one draw in seven, so a combination has ~3–4 filters:
+// enough to interact, few enough that most combinations still match something.
+const opt = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: 6 }, { arbitrary: arb, weight: 1 });
+const subset = (values: readonly string[]) =>
+  fc.uniqueArray(fc.constantFrom(...values), { minLength: 1, maxLength: 3 }).map((v) => v.join(','));
+
+function filterArb(listingType: 'rental' | 'sale'): fc.Arbitrary<Params> {
+  const priceArb =
+    listingType === 'rental'
+      ? fc.integer({ min: 1000, max: 12000 })
+      : fc.integer({ min: 200_000, max: 4_000_000 });
+  return fc
+    .record({
+      areas: opt(
+        fc.constantFrom('100', '200', '300', '400', '500', '100,200,300,400,500', '1000000', 'AREA'),
+      ),
+      minPrice: opt(priceArb),
+      maxPrice: opt(priceArb),
+      minBeds: opt(fc.integer({ min: 0, max: 4 })),
+      maxBeds: opt(fc.integer({ min: 0, max: 4 })),
+      minBaths: opt(fc.constantFrom(1, 1.5, 2)),
+      maxBaths: opt(fc.constantFrom(1, 1.5, 2, 3)),
+      buildingType: opt(subset(BUILDING_TYPES)),
+      minDaysOnMarket: opt(fc.integer({ min: 0, max: 60 })),
+      maxDaysOnMarket: opt(fc.integer({ min: 0, max: 120 })),
+      listedAfter: opt(fc.constantFrom('2026-06-01', '2026-09-15', '2026-10-20')),
+      listedBefore: opt(fc.constantFrom('2026-08-01', '2026-10-25', '2026-11-01')),
+      hasOpenHouse: opt(fc.boolean()),
+      has3dTour: opt(fc.boolean()),
+      minSqft: opt(fc.integer({ min: 300, max: 1200 })),
+      maxSqft: opt(fc.integer({ min: 600, max: 3000 })),
+      petsAllowed: opt(fc.boolean()),
+      amenities: opt(
+        fc
+          .uniqueArray(fc.constantFrom(...AMENITIES.slice(0, 8)), { minLength: 1, maxLength: 2 })
+          .map((a) => a.join(',')),
+      ),
+      maxMonthlyCost: opt(
+        listingType === 'rental' ? fc.integer({ min: 1500, max: 9000 }) : fc.integer({ min: 500, max: 6000 }),
+      ),
+      minTransitScore: opt(fc.integer({ min: 0, max: 100 })),
+      fiberOnly: opt(fc.boolean()),
+      minDownloadMbps: opt(fc.constantFrom(100, 300, 1000)),
+      status: opt(
+        fc.constantFrom(
+          'ACTIVE',
+          'IN_CONTRACT',
+          'OFF_MARKET',
+          'ACTIVE,IN_CONTRACT',
+          'ACTIVE,IN_CONTRACT,OFF_MARKET',
+        ),
+      ),
+      noFee: listingType === 'rental' ? opt(fc.boolean()) : fc.constant(undefined),
+      saleType: listingType === 'sale' ? opt(subset(SALE_TYPES)) : fc.constant(undefined),
+      sort: opt(fc.constantFrom('RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET')),
+      sortDir: opt(fc.constantFrom('ASC', 'DESC')),
+      areaPick: fc.nat(),
+    })
+    .map(({ areaPick, ...p }) => {
+      const params: Params = {};
+      for (const [key, value] of Object.entries(p)) if (value !== undefined) params[key] = String(value);
+      // Draw a real neighborhood too, so small areas are exercised.
+      if (params.areas === 'AREA')
+        params.areas = String(areaIdsWithListings[areaPick % areaIdsWithListings.length]);
+      return params;
+    })
+    .filter((p) => {
+      const ordered = (a?: string, b?: string) =>
+        a === undefined || b === undefined || Number(a) <= Number(b);
+      return (
+        ordered(p.minPrice, p.maxPrice) &&
+        ordered(p.minBeds, p.maxBeds) &&
+        ordered(p.minBaths, p.maxBaths) &&
+        ordered(p.minSqft, p.maxSqft) &&
+        ordered(p.minDaysOnMarket, p.maxDaysOnMarket) &&
+        (p.listedAfter === undefined || p.listedBefore === undefined || p.listedAfter <= p.listedBefore)
+      );
+    });
+}
+
+describe.each(['rental', 'sale'] as const)('%s search agrees with a brute-force oracle', (listingType) => {
+  it('total equals the brute-force count, and every result satisfies every filter', async () => {
+    let nonEmpty = 0;
+    await fc.assert(
+      fc.asyncProperty(filterArb(listingType), async (params) => {
+        const qs = new URLSearchParams({ ...params, perPage: '500' });
+        const path = `/v1/search/${listingType === 'rental' ? 'rentals' : 'sales'}?${qs}`;
+        const { status, body } = await getJson<SearchResponse>(t, path);
+        expect(status, JSON.stringify(body)).toBe(200);
+        const expected = bruteForceMatches(rows, listingType, params, t.ctx.areaTree, t.clock.now());
+        expect(body.meta.total).toBe(expected.length);
+        const expectedIds = new Set(expected.map((r) => r.id));
+        for (const item of body.data) expect(expectedIds.has(item.id)).toBe(true);
+        expect(body.data.length).toBe(Math.min(500, expected.length));
+        if (expected.length > 0) nonEmpty++;
+      }),
+      { numRuns: 120, seed: 20261121 },
+    );
+    // The generator must produce filters that match something, or the property is vacuous.
+    expect(nonEmpty).toBeGreaterThan(40);
+  });
+});
