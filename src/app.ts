@@ -34,6 +34,8 @@ export async function createContext({
 }: ContextOptions): Promise<AppContext> {
   const areaTree = new AreaTree(await listAreas(store.db));
   const syncState = new SyncStateReader(store.db, clock);
+  const search = new SearchService(store.db, store.dialect, areaTree, clock, config.searchIndex);
+  await search.prepareIndex(await syncState.version());
   return {
     config,
     store,
@@ -41,7 +43,7 @@ export async function createContext({
     areaTree,
     syncState,
     areas: new AreasService(areaTree, store.db, clock),
-    search: new SearchService(store.db, store.dialect, areaTree, clock),
+    search,
   };
 }
 

@@ -18,6 +18,8 @@ export interface Config {
   readonly dialect: 'sqlite' | 'postgres';
   /** PostgreSQL schema to use (tests isolate runs with a fresh schema). */
   readonly databaseSchema: string | undefined;
+  /** Serve default (ACTIVE-only) searches from the in-memory index; off = always SQL. */
+  readonly searchIndex: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly demo: {
     /** Load the built-in synthetic market into an empty store on first start. */
@@ -104,6 +106,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     dialect,
     databaseSchema,
     logLevel,
+    searchIndex: boolVar(env, 'SEARCH_INDEX', true),
     demo: Object.freeze({
       enabled: boolVar(env, 'DEMO', true),
       seed: intVar(env, 'DEMO_SEED', 20261121, 0, 2 ** 31 - 1),

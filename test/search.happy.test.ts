@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingSummary } from '../src/modules/listings/listing.schema.ts';
-import type { SearchResponse } from '../src/modules/search/search.schema.ts';
-import { createTestApp, getJson, type TestApp } from './support/app.ts';
+import { SearchResponse } from '../src/modules/search/search.schema.ts';
+import { writeSyncState } from '../src/modules/sync/sync-state.ts';
+import { createTestApp, getJson, TEST_NOW, type TestApp } from './support/app.ts';
+import { expectSchema } from './support/schema.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -26,7 +28,9 @@ describe('GET /v1/search/rentals', () => {
   it('returns active rentals with the full ListingSummary and paginated meta', async () => {
     const { status, body, headers } = await search('perPage=5');
     expect(status).toBe(200);
+    expect(headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(headers.get('x-request-id')).toBeTruthy();
+    expectSchema(SearchResponse, body);
     expect(body.data).toHaveLength(5);
     for (const item of body.data) {
       expect(item.status).toBe('ACTIVE');
@@ -128,6 +132,27 @@ describe('GET /v1/search/rentals', () => {
     expect(body.data).toEqual([]);
     expect(body.meta).toMatchObject({ total: 0, page: 1 });
     expect(body.meta.links.next).toBeNull();
+  });
+
+  it('serves a changed listing once its data scope is refreshed (no stale cached JSON)', async () => {
+    const first = (await search('sort=PRICE&perPage=1')).body.data[0]!;
+    await t.store.db.updateTable('listings').set({ price: 1 }).where('id', '=', first.id).execute();
+    const refreshedAt = new Date(t.clock.now().getTime() + 1000).toISOString();
+    await writeSyncState(t.store.db, 'search:rental', refreshedAt);
+    t.clock.advance(2000);
+    try {
+      const after = (await search('sort=PRICE&perPage=1')).body.data[0]!;
+      expect(after.id).toBe(first.id);
+      expect(after.price).toBe(1);
+    } finally {
+      await t.store.db
+        .updateTable('listings')
+        .set({ price: first.price })
+        .where('id', '=', first.id)
+        .execute();
+      await writeSyncState(t.store.db, 'search:rental', TEST_NOW.toISOString());
+      t.clock.set(TEST_NOW);
+    }
   });
 
   it('marks data stale once it is older than the free tier search threshold', async () => {

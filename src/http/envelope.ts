@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Freshness } from '../domain/freshness.ts';
 import { type PageRequest, pageLinks, unknownParamWarnings } from './pagination.ts';
 
@@ -45,4 +45,29 @@ export function capPerPage(requested: number, max: number): { perPage: number; w
     perPage: max,
     warnings: [`perPage ${requested} exceeds your tier's maximum of ${max}; ${max} was used.`],
   };
+}
+
+/**
+ * Sends a body that is already JSON text (spliced from cached fragments). It
+ * skips the route serializer, so the route's tests must validate such bodies
+ * against the route's response schema.
+ */
+export function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
+}
+
+const COMMA = Buffer.from(',');
+
+/**
+ * `{"data":[item,item,…],"meta":…}` from UTF-8 JSON fragments, copied once into
+ * one buffer (no intermediate strings, no re-encoding on write).
+ */
+export function listBodyFromFragments(items: readonly Buffer[], meta: unknown): Buffer {
+  const parts: Buffer[] = [Buffer.from('{"data":[')];
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  parts.push(Buffer.from(`],"meta":${JSON.stringify(meta)}}`));
+  return Buffer.concat(parts);
 }

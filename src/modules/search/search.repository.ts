@@ -1,4 +1,11 @@
-import { type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import type { ListingStatus, ListingType } from '../../domain/listing.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
@@ -68,9 +75,13 @@ function daysOnMarketExpr(dialect: Dialect, eb: Eb, nowIso: string) {
 
 function applyFilters(query: ListingQuery, c: SearchCriteria, dialect: Dialect): ListingQuery {
   const nowIso = c.now.toISOString();
-  let q = query
-    .where('listings.listing_type', '=', c.listingType)
-    .where('listings.status', 'in', [...c.statuses]);
+  let q = query.where('listings.listing_type', '=', c.listingType);
+  // A literal (not a bound parameter) lets both planners use the partial
+  // active-only indexes for the default search.
+  q =
+    c.statuses.length === 1 && c.statuses[0] === 'ACTIVE'
+      ? q.where('listings.status', '=', sql.lit('ACTIVE'))
+      : q.where('listings.status', 'in', [...c.statuses]);
   if (c.areaIds) q = q.where('listings.area_id', 'in', [...c.areaIds]);
   if (c.minPrice !== undefined) q = q.where('listings.price', '>=', c.minPrice);
   if (c.maxPrice !== undefined) q = q.where('listings.price', '<=', c.maxPrice);
@@ -79,7 +90,10 @@ function applyFilters(query: ListingQuery, c: SearchCriteria, dialect: Dialect):
   if (c.minBaths !== undefined) q = q.where('listings.bathrooms', '>=', c.minBaths);
   if (c.maxBaths !== undefined) q = q.where('listings.bathrooms', '<=', c.maxBaths);
   if (c.buildingTypes) q = q.where('listings.building_type', 'in', [...c.buildingTypes]);
-  if (c.saleTypes) q = q.where('listings.sale_type', 'in', [...(c.saleTypes as ('RESALE' | 'SPONSOR_UNIT' | 'FORECLOSURE')[])]);
+  if (c.saleTypes)
+    q = q.where('listings.sale_type', 'in', [
+      ...(c.saleTypes as ('RESALE' | 'SPONSOR_UNIT' | 'FORECLOSURE')[]),
+    ]);
   if (c.noFee !== undefined) q = q.where('listings.no_fee', '=', c.noFee ? 1 : 0);
   if (c.has3dTour !== undefined) q = q.where('listings.has_3d_tour', '=', c.has3dTour ? 1 : 0);
   if (c.petsAllowed !== undefined) q = q.where('listings.pets_allowed', '=', c.petsAllowed ? 1 : 0);
@@ -122,11 +136,17 @@ function daysOnMarketFilter(eb: Eb, c: SearchCriteria, dialect: Dialect, nowIso:
   const activeConds = [eb('listings.status', '=', 'ACTIVE')];
   // DOM ≥ n  ⇔  listed_at ≤ now − n days;  DOM ≤ m  ⇔  listed_at > now − (m+1) days.
   if (c.minDaysOnMarket !== undefined) {
-    activeConds.push(eb('listings.listed_at', '<=', new Date(c.now.getTime() - c.minDaysOnMarket * DAY_MS).toISOString()));
+    activeConds.push(
+      eb('listings.listed_at', '<=', new Date(c.now.getTime() - c.minDaysOnMarket * DAY_MS).toISOString()),
+    );
   }
   if (c.maxDaysOnMarket !== undefined) {
     activeConds.push(
-      eb('listings.listed_at', '>', new Date(c.now.getTime() - (c.maxDaysOnMarket + 1) * DAY_MS).toISOString()),
+      eb(
+        'listings.listed_at',
+        '>',
+        new Date(c.now.getTime() - (c.maxDaysOnMarket + 1) * DAY_MS).toISOString(),
+      ),
     );
   }
   const branches = [eb.and(activeConds)];
@@ -200,7 +220,11 @@ export async function searchListingIds(
 /** Summary rows for the given ids, in the order of `ids`. */
 export async function findSummaryRows(db: Kysely<Database>, ids: readonly string[]): Promise<SummaryRow[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('listings').select(SUMMARY_COLUMNS).where('id', 'in', [...ids]).execute();
+  const rows = await db
+    .selectFrom('listings')
+    .select(SUMMARY_COLUMNS)
+    .where('id', 'in', [...ids])
+    .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id)).filter((r): r is SummaryRow => r !== undefined);
 }

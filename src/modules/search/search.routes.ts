@@ -1,9 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
 import { describeFreshness } from '../../domain/freshness.ts';
 import type { ListingType } from '../../domain/listing.ts';
-import { capPerPage, paginatedMeta, paramNames } from '../../http/envelope.ts';
+import {
+  capPerPage,
+  listBodyFromFragments,
+  paginatedMeta,
+  paramNames,
+  sendJsonText,
+} from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
 import type { SearchQuery } from './search.service.ts';
@@ -42,12 +48,17 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
           response: { 200: SearchResponse, ...searchErrors },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const query = request.query as SearchQuery;
         const criteria = ctx.search.toCriteria(listingType, query);
         const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
         const page = { page: query.page ?? 1, perPage: capped.perPage };
-        const result = await ctx.search.search(criteria, page.page, page.perPage);
+        const result = await ctx.search.search(
+          criteria,
+          page.page,
+          page.perPage,
+          await ctx.syncState.version(),
+        );
         assertPageInRange(page, result.total);
         const freshness = describeFreshness({
           tier: request.caller.tier,
@@ -56,20 +67,20 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
             listingType === 'rental' ? 'search:rental' : 'search:sale',
           ),
           now: criteria.now,
-          detailScraped: result.items.length > 0 && result.items.every((item) => item.detailScraped),
+          detailScraped: result.allDetailScraped,
         });
-        return {
-          data: result.items,
-          meta: paginatedMeta(
-            request,
-            ctx.config.publicUrl,
-            freshness,
-            page,
-            result.total,
-            known,
-            capped.warnings,
-          ),
-        };
+        const meta = paginatedMeta(
+          request,
+          ctx.config.publicUrl,
+          freshness,
+          page,
+          result.total,
+          known,
+          capped.warnings,
+        );
+        // Listings arrive pre-serialized from the summary cache; the body is spliced
+        // rather than re-encoded. Tests validate it against SearchResponse.
+        return sendJsonText(reply as FastifyReply, listBodyFromFragments(result.items, meta));
       },
     );
   }

@@ -2,15 +2,17 @@ import type { Kysely } from 'kysely';
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
 import type { ListingStatus, ListingType } from '../../domain/listing.ts';
 import { ApiError } from '../../http/errors.ts';
-import type { Clock } from '../../platform/clock.ts';
+import { type Clock, DAY_MS } from '../../platform/clock.ts';
 import type { Dialect } from '../../platform/db/database.ts';
-import type { Database } from '../../platform/db/tables.ts';
+import type { Database, ListingRow } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
-import type { ListingSummary } from '../listings/listing.schema.ts';
+import { SummaryCache } from '../listings/summary-cache.ts';
+import { ActiveListingIndex } from './active-index.ts';
 import {
   findBuildingScores,
   findSummaryRows,
+  type IdPage,
   type SearchCriteria,
   searchListingIds,
 } from './search.repository.ts';
@@ -19,8 +21,11 @@ import { DEFAULT_SORT_DIR, type RentalSearchQuery, type SaleSearchQuery } from '
 export type SearchQuery = RentalSearchQuery & SaleSearchQuery;
 
 export interface SearchPage {
-  items: ListingSummary[];
+  /** Serialized ListingSummary objects (UTF-8 JSON), in result order. */
+  items: Buffer[];
   total: number;
+  /** True when every listing on the page has its detail record. */
+  allDetailScraped: boolean;
 }
 
 function splitList(value: string | undefined): string[] | undefined {
@@ -76,7 +81,13 @@ export class SearchService {
     private readonly dialect: Dialect,
     private readonly areaTree: AreaTree,
     private readonly clock: Clock,
+    /** Answer ACTIVE-only searches from the in-memory index (SQL otherwise, and while it rebuilds). */
+    private readonly useIndex = true,
+    private readonly cache = new SummaryCache(),
   ) {}
+
+  private index: ActiveListingIndex | null = null;
+  private indexBuild: { version: string; done: Promise<void> } | null = null;
 
   /** Area ids to filter on: each requested area and all its descendants. */
   resolveAreas(areas: string | undefined): number[] | null {
@@ -146,27 +157,88 @@ export class SearchService {
     };
   }
 
-  async search(criteria: SearchCriteria, page: number, perPage: number): Promise<SearchPage> {
-    const { ids, total } = await searchListingIds(
-      this.db,
-      this.dialect,
-      criteria,
-      perPage,
-      (page - 1) * perPage,
-    );
-    const rows = await findSummaryRows(this.db, ids);
-    const scores = await findBuildingScores(
-      this.db,
-      rows.map((r) => r.building_id),
-    );
-    const items = rows.map((row) =>
-      toListingSummary(
-        row,
-        this.areaTree.get(row.area_id)?.name ?? 'Unassigned',
-        scores.get(row.building_id),
-        criteria.now,
-      ),
-    );
-    return { items, total };
+  /**
+   * Builds the in-memory active-listing index for a data version (at boot, and
+   * again in the background whenever the version moves). Single-flight.
+   */
+  prepareIndex(version: string): Promise<void> {
+    if (!this.useIndex || this.index?.version === version) return Promise.resolve();
+    if (this.indexBuild?.version === version) return this.indexBuild.done;
+    const done = ActiveListingIndex.build(this.db, version)
+      .then((index) => {
+        if (!this.index || this.index.version !== version) this.index = index;
+      })
+      .catch(() => {
+        // Searches keep using SQL; the next version change tries again.
+      })
+      .finally(() => {
+        if (this.indexBuild?.version === version) this.indexBuild = null;
+      });
+    this.indexBuild = { version, done };
+    return done;
   }
+
+  private idPage(
+    criteria: SearchCriteria,
+    limit: number,
+    offset: number,
+    version: string,
+  ): Promise<IdPage> | IdPage {
+    if (this.useIndex && ActiveListingIndex.handles(criteria)) {
+      if (this.index?.version === version) return this.index.search(criteria, limit, offset);
+      void this.prepareIndex(version);
+    }
+    return searchListingIds(this.db, this.dialect, criteria, limit, offset);
+  }
+
+  async search(
+    criteria: SearchCriteria,
+    page: number,
+    perPage: number,
+    dataVersion: string,
+  ): Promise<SearchPage> {
+    const { ids, total } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
+    const nowMs = criteria.now.getTime();
+    this.cache.useVersion(dataVersion);
+    const cached = ids.map((id) => this.cache.get(id, nowMs));
+    const missing = ids.filter((_, i) => cached[i] === undefined);
+    if (missing.length > 0) {
+      const rows = await findSummaryRows(this.db, missing);
+      const scores = await findBuildingScores(
+        this.db,
+        rows.map((r) => r.building_id),
+      );
+      for (const row of rows) {
+        const summary = toListingSummary(
+          row,
+          this.areaTree.get(row.area_id)?.name ?? 'Unassigned',
+          scores.get(row.building_id),
+          criteria.now,
+        );
+        this.cache.set(row.id, {
+          json: Buffer.from(JSON.stringify(summary)),
+          detailScraped: summary.detailScraped,
+          validUntil: summaryValidUntil(row, criteria.now),
+        });
+      }
+    }
+    const items: Buffer[] = [];
+    let allDetailScraped = ids.length > 0;
+    for (const id of ids) {
+      // Present unless the listing vanished between the two queries.
+      const entry = this.cache.get(id, nowMs);
+      if (!entry) continue;
+      items.push(entry.json);
+      allDetailScraped &&= entry.detailScraped;
+    }
+    return { items, total, allDetailScraped };
+  }
+}
+
+/** When a summary's days-on-market next changes (never for listings off the market). */
+function summaryValidUntil(row: Pick<ListingRow, 'status' | 'listed_at'>, now: Date): number {
+  if (row.status !== 'ACTIVE' || !row.listed_at) return Number.POSITIVE_INFINITY;
+  const listed = Date.parse(row.listed_at);
+  const elapsedDays = Math.floor((now.getTime() - listed) / DAY_MS);
+  return listed + (elapsedDays + 1) * DAY_MS;
 }

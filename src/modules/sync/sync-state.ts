@@ -42,6 +42,18 @@ export class SyncStateReader {
     return states.get(scope) ?? null;
   }
 
+  /**
+   * A token that changes whenever any scope is refreshed: caches of derived data
+   * (serialized listings) are valid only while it stays the same.
+   */
+  async version(): Promise<string> {
+    const states = await this.states();
+    return [...states.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([scope, at]) => `${scope}=${at}`)
+      .join(';');
+  }
+
   private async states(): Promise<Map<string, string>> {
     const now = this.clock.now().getTime();
     if (this.cached && now - this.cached.at < this.ttlMs) return this.cached.states;

@@ -44,13 +44,40 @@ function openSqlite(databaseUrl: string): Store {
   connection.pragma('busy_timeout = 5000');
   connection.pragma('cache_size = -65536');
   connection.pragma('temp_store = MEMORY');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(connection) }),
+  });
   return {
     db,
     dialect: 'sqlite',
     close: () => db.destroy(),
   };
 }
+
+/**
+ * Kysely prepares every query it runs; preparing is a large share of a short
+ * query's cost in better-sqlite3. Statements are reusable (execution is
+ * synchronous), so keep the most recently used ones by SQL text.
+ */
+function withStatementCache(connection: SqliteDatabase.Database, capacity = 500): SqliteDatabaseLike {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => connection.close(),
+    prepare: (text: string) => {
+      let statement = cache.get(text);
+      if (statement) {
+        cache.delete(text);
+      } else {
+        statement = connection.prepare(text);
+        if (cache.size >= capacity) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(text, statement);
+      return statement;
+    },
+  };
+}
+
+type SqliteDatabaseLike = ConstructorParameters<typeof SqliteDialect>[0]['database'] & object;
 
 async function openPostgres(options: StoreOptions): Promise<Store> {
   const schema = options.schema;

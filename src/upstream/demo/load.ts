@@ -344,7 +344,10 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
     // Fresh bulk-loaded tables have no statistics; the planner needs them for the search indexes.
     for (const table of MARKET_TABLES) await sql.raw(`analyze "${table}"`).execute(store.db);
   } else {
-    await sql`pragma optimize`.execute(store.db);
+    // A full ANALYZE (about a second at full scale): `pragma optimize` may skip
+    // tables, and without sqlite_stat1 the planner picks the price index over
+    // the area index for area searches (measured 1.8 ms vs 0.3 ms).
+    await sql`analyze`.execute(store.db);
   }
   progress(total, total, 'done');
 

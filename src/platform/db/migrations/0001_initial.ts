@@ -127,29 +127,54 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('listings')
     .columns(['building_id', 'status'])
     .execute();
-  // Search indexes: equality prefix (type, status, area) then the sort key, then id
-  // as the tie-breaker, so an area-filtered, sorted page is an index range walk.
+  // History and non-default status searches: equality prefix, then the price
+  // range, then id as tie-breaker.
   await db.schema
-    .createIndex('listings_search_price_idx')
+    .createIndex('listings_status_area_price_idx')
     .on('listings')
     .columns(['listing_type', 'status', 'area_id', 'price', 'id'])
     .execute();
+  // The default search (ACTIVE listings, ~10% of rows) runs on partial indexes that
+  // hold only active listings and cover the common filters and sort keys, so a page
+  // and its count are read from a small index without touching the table. Queries
+  // must state `status = 'ACTIVE'` as a literal for either planner to use them.
+  const activeOnly = sql<boolean>`status = 'ACTIVE'`;
   await db.schema
-    .createIndex('listings_search_rank_idx')
+    .createIndex('listings_active_area_price_idx')
     .on('listings')
-    .columns(['listing_type', 'status', 'rank_score', 'id'])
+    .columns(['listing_type', 'area_id', 'price', 'id'])
+    .where(activeOnly)
     .execute();
   await db.schema
-    .createIndex('listings_search_listed_idx')
+    .createIndex('listings_active_price_cover_idx')
     .on('listings')
-    .columns(['listing_type', 'status', 'listed_at', 'id'])
+    .columns([
+      'listing_type',
+      'price',
+      'bedroom_count',
+      'bathrooms',
+      'no_fee',
+      'pets_allowed',
+      'monthly_cost',
+      'sqft',
+      'area_id',
+      'rank_score',
+      'id',
+    ])
+    .where(activeOnly)
     .execute();
   await db.schema
-    .createIndex('listings_type_price_idx')
+    .createIndex('listings_active_rank_idx')
     .on('listings')
-    .columns(['listing_type', 'status', 'price', 'id'])
+    .columns(['listing_type', 'rank_score', 'id'])
+    .where(activeOnly)
     .execute();
-  await db.schema.createIndex('listings_off_market_idx').on('listings').column('off_market_at').execute();
+  await db.schema
+    .createIndex('listings_active_listed_idx')
+    .on('listings')
+    .columns(['listing_type', 'listed_at', 'id'])
+    .where(activeOnly)
+    .execute();
 
   await db.schema
     .createTable('listing_details')
