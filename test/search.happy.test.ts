@@ -48,8 +48,8 @@ describe('GET /v1/search/rentals', () => {
     });
     expect(body.meta.total).toBeGreaterThan(100);
     expect(body.meta.links.prev).toBeNull();
-    expect(body.meta.links.self).toBe('http://stoop.test/v1/search/rentals?perPage=5&page=1');
-    expect(body.meta.links.next).toBe('http://stoop.test/v1/search/rentals?perPage=5&page=2');
+    expect(body.meta.links.self).toBe('http://stoop.test/v1/search/rentals?page=1&perPage=5');
+    expect(body.meta.links.next).toBe('http://stoop.test/v1/search/rentals?page=2&perPage=5');
     expect(body.meta.dataAge).toBe(new Date(t.clock.now()).toISOString());
   });
 

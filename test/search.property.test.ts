@@ -79,7 +79,14 @@ function filterArb(listingType: 'rental' | 'sale'): fc.Arbitrary<Params> {
       ),
       noFee: listingType === 'rental' ? opt(fc.boolean()) : fc.constant(undefined),
       saleType: listingType === 'sale' ? opt(subset(SALE_TYPES)) : fc.constant(undefined),
-      sort: fc.constantFrom(undefined, 'RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET'),
+      sort: fc.constantFrom(
+        undefined,
+        'RECOMMENDED',
+        'PRICE',
+        'LISTED_AT',
+        'PRICE_PER_SQFT',
+        'DAYS_ON_MARKET',
+      ),
       sortDir: fc.constantFrom(undefined, 'ASC', 'DESC'),
       areaPick: fc.nat(),
     })

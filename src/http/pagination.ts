@@ -37,14 +37,16 @@ export function assertPageInRange(page: PageRequest, total: number): void {
  * as sent (in their order), `page` and `perPage` are set to effective values.
  */
 export function pageLinks(baseUrl: string, rawUrl: string, page: PageRequest, total: number): PageLinks {
-  const url = new URL(rawUrl, baseUrl);
+  const queryStart = rawUrl.indexOf('?');
+  const path = queryStart === -1 ? rawUrl : rawUrl.slice(0, queryStart);
+  const params = new URLSearchParams(queryStart === -1 ? '' : rawUrl.slice(queryStart + 1));
+  params.delete('page');
+  params.delete('perPage');
+  const kept = params.toString();
+  // Built by concatenation: this runs on every list response.
+  const prefix = `${baseUrl}${path}?${kept === '' ? '' : `${kept}&`}`;
   const last = lastPage(total, page.perPage);
-  const at = (n: number): string => {
-    const params = new URLSearchParams(url.search);
-    params.set('page', String(n));
-    params.set('perPage', String(page.perPage));
-    return `${baseUrl}${url.pathname}?${params.toString()}`;
-  };
+  const at = (n: number): string => `${prefix}page=${n}&perPage=${page.perPage}`;
   return {
     self: at(page.page),
     first: at(1),

@@ -7,7 +7,7 @@ import type { Dialect } from '../../platform/db/database.ts';
 import type { Database, ListingRow } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
-import { SummaryCache } from '../listings/summary-cache.ts';
+import { type CachedSummary, SummaryCache } from '../listings/summary-cache.ts';
 import { ActiveListingIndex } from './active-index.ts';
 import {
   findBuildingScores,
@@ -200,14 +200,15 @@ export class SearchService {
     const { ids, total } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
     const nowMs = criteria.now.getTime();
     this.cache.useVersion(dataVersion);
-    const cached = ids.map((id) => this.cache.get(id, nowMs));
-    const missing = ids.filter((_, i) => cached[i] === undefined);
+    const found = ids.map((id) => this.cache.get(id, nowMs));
+    const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length > 0) {
       const rows = await findSummaryRows(this.db, missing);
       const scores = await findBuildingScores(
         this.db,
         rows.map((r) => r.building_id),
       );
+      const fresh = new Map<string, CachedSummary>();
       for (const row of rows) {
         const summary = toListingSummary(
           row,
@@ -215,18 +216,22 @@ export class SearchService {
           scores.get(row.building_id),
           criteria.now,
         );
-        this.cache.set(row.id, {
+        const entry = {
           json: Buffer.from(JSON.stringify(summary)),
           detailScraped: summary.detailScraped,
           validUntil: summaryValidUntil(row, criteria.now),
-        });
+        };
+        this.cache.set(row.id, entry);
+        fresh.set(row.id, entry);
       }
+      ids.forEach((id, i) => {
+        found[i] ??= fresh.get(id);
+      });
     }
     const items: Buffer[] = [];
     let allDetailScraped = ids.length > 0;
-    for (const id of ids) {
-      // Present unless the listing vanished between the two queries.
-      const entry = this.cache.get(id, nowMs);
+    for (const entry of found) {
+      // Missing only if the listing vanished between the two queries.
       if (!entry) continue;
       items.push(entry.json);
       allDetailScraped &&= entry.detailScraped;

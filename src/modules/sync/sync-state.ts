@@ -27,8 +27,15 @@ export async function writeSyncState(
  * When each scope was last refreshed, read through a one-second cache so hot
  * read paths do not add a query per request; a refresh shows within a second.
  */
+interface Snapshot {
+  at: number;
+  states: Map<string, string>;
+  /** Changes whenever any scope's refresh time changes. */
+  version: string;
+}
+
 export class SyncStateReader {
-  private cached: { at: number; states: Map<string, string> } | null = null;
+  private cached: Snapshot | null = null;
   private pending: Promise<Map<string, string>> | null = null;
 
   constructor(
@@ -38,33 +45,33 @@ export class SyncStateReader {
   ) {}
 
   async refreshedAt(scope: SyncScope): Promise<string | null> {
-    const states = await this.states();
-    return states.get(scope) ?? null;
+    return (await this.snapshot()).states.get(scope) ?? null;
   }
 
   /**
    * A token that changes whenever any scope is refreshed: caches of derived data
-   * (serialized listings) are valid only while it stays the same.
+   * (serialized listings, the search index) are valid only while it stays the same.
    */
   async version(): Promise<string> {
-    const states = await this.states();
-    return [...states.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([scope, at]) => `${scope}=${at}`)
-      .join(';');
+    return (await this.snapshot()).version;
   }
 
-  private async states(): Promise<Map<string, string>> {
+  private async snapshot(): Promise<Snapshot> {
     const now = this.clock.now().getTime();
-    if (this.cached && now - this.cached.at < this.ttlMs) return this.cached.states;
+    if (this.cached && now - this.cached.at < this.ttlMs) return this.cached;
     if (!this.pending) {
       this.pending = readSyncStates(this.db).finally(() => {
         this.pending = null;
       });
     }
     const states = await this.pending;
-    this.cached = { at: now, states };
-    return states;
+    const version = [...states.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([scope, at]) => `${scope}=${at}`)
+      .join(';');
+    const snapshot = { at: now, states, version };
+    this.cached = snapshot;
+    return snapshot;
   }
 
   invalidate(): void {
