@@ -6,6 +6,7 @@
  * lives plus the arrivals of the new days: the contract a later simulator relies on.
  */
 import { DAY_MS } from '../../platform/clock.ts';
+import type { PriceEventsTable } from '../../platform/db/tables.ts';
 import { Rng } from './random.ts';
 
 /** Day numbers count from this instant; listing ids embed them. */
@@ -26,15 +27,8 @@ export const MAX_SCALE = 1.25;
 
 export type ListingKind = 'rental' | 'sale';
 
-export type LifeEventKind =
-  | 'LISTED'
-  | 'PRICE_DECREASE'
-  | 'PRICE_INCREASE'
-  | 'IN_CONTRACT'
-  | 'RENTED'
-  | 'SOLD'
-  | 'DELISTED'
-  | 'RELISTED';
+/** A lifecycle event is exactly a price-history event kind. */
+export type LifeEventKind = PriceEventsTable['event'];
 
 export interface LifeEvent {
   at: number;
