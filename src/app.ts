@@ -101,7 +101,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
           'NYC real estate listings data: search, listings, buildings, areas and market statistics. Data in the built-in demo market is synthetic.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      servers: [{ url: ctx.config.publicUrl }],
+      // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
+      servers: [{ url: '/' }],
       tags: [
         { name: 'Search', description: 'Rental and sale listing search.' },
         { name: 'Areas', description: 'The area tree.' },

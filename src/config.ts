@@ -110,7 +110,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     demo: Object.freeze({
       enabled: boolVar(env, 'DEMO', true),
       seed: intVar(env, 'DEMO_SEED', 20261121, 0, 2 ** 31 - 1),
-      scale: numberVar(env, 'DEMO_SCALE', 1, 0.001, 4),
+      scale: numberVar(env, 'DEMO_SCALE', 1, 0.001, 1.25),
     }),
     version,
   });

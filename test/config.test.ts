@@ -26,6 +26,7 @@ describe('config', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ DEMO: 'perhaps' }, 'DEMO'],
     [{ DEMO_SCALE: '0' }, 'DEMO_SCALE'],
+    [{ DEMO_SCALE: '2' }, 'DEMO_SCALE'],
     [{ DATABASE_SCHEMA: 'Robert"; drop' }, 'DATABASE_SCHEMA'],
   ])('rejects %o naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
