@@ -1,9 +1,11 @@
 import type { Config } from './config.ts';
 import type { AreasService } from './modules/areas/areas.service.ts';
+import type { SubscriptionProvider } from './modules/keys/subscriptions.ts';
 import type { SearchService } from './modules/search/search.service.ts';
 import type { SyncStateReader } from './modules/sync/sync-state.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
+import type { Limits } from './platform/limits/limits.ts';
 import type { AreaTree } from './reference/areas.ts';
 
 /** Everything route modules may use, built once at boot by `createContext`. */
@@ -15,4 +17,6 @@ export interface AppContext {
   readonly syncState: SyncStateReader;
   readonly areas: AreasService;
   readonly search: SearchService;
+  readonly subscriptions: SubscriptionProvider;
+  readonly limits: Limits;
 }

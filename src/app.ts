@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from './app-context.ts';
 import type { Config } from './config.ts';
-import { anonymousCaller } from './http/caller.ts';
+import { installAccessControl } from './http/access.ts';
 import { installErrorHandling, rejectNonFiniteQueryNumbers } from './http/error-handler.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import { listAreas } from './modules/areas/areas.repository.ts';
@@ -12,12 +12,16 @@ import { registerAreaRoutes } from './modules/areas/areas.routes.ts';
 import { AreaRefSchema, AreaSchema } from './modules/areas/areas.schema.ts';
 import { AreasService } from './modules/areas/areas.service.ts';
 import { registerHealthRoutes } from './modules/health/health.routes.ts';
+import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
+import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
 import { registerSearchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
 import { SearchService } from './modules/search/search.service.ts';
 import { SyncStateReader } from './modules/sync/sync-state.ts';
+import { registerUsageRoutes, UsageSchema } from './modules/usage/usage.routes.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
+import { createLimits } from './platform/limits/limits.ts';
 import { AreaTree } from './reference/areas.ts';
 
 export interface ContextOptions {
@@ -36,6 +40,12 @@ export async function createContext({
   const syncState = new SyncStateReader(store.db, clock);
   const search = new SearchService(store.db, store.dialect, areaTree, clock, config.searchIndex);
   await search.prepareIndex(await syncState.version());
+  const subscriptions = new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix);
+  const limits = createLimits({
+    redisUrl: config.redisUrl,
+    namespace: `stoop:${config.databaseSchema ?? 'main'}`,
+    db: store.db,
+  });
   return {
     config,
     store,
@@ -44,6 +54,8 @@ export async function createContext({
     syncState,
     areas: new AreasService(areaTree, store.db, clock),
     search,
+    subscriptions,
+    limits,
   };
 }
 
@@ -68,7 +80,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   const app = Fastify({
     logger: options.logger ?? loggerOptions(ctx.config),
     genReqId: () => randomUUID(),
-    trustProxy: false,
+    // X-Forwarded-For is believed only from configured proxies.
+    trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
     bodyLimit: 64 * 1024,
     ajv: {
       customOptions: {
@@ -83,12 +96,21 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   app.decorateRequest('caller', null as never);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    request.caller = anonymousCaller(request);
+  });
+  installAccessControl(app, {
+    resolver: new ApiKeyResolver(ctx.subscriptions, ctx.config.tierLimits, ctx.clock),
+    limits: ctx.limits,
+    tierLimits: ctx.config.tierLimits,
+    clock: ctx.clock,
+    publicUrl: ctx.config.publicUrl,
+  });
+  app.addHook('onClose', async () => {
+    await ctx.limits.close();
   });
   app.addHook('preValidation', rejectNonFiniteQueryNumbers);
   installErrorHandling(app);
 
-  for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS])
+  for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS, UsageSchema])
     app.addSchema(schema);
 
   await app.register(swagger, {
@@ -120,5 +142,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   registerHealthRoutes(app, ctx);
   registerAreaRoutes(app, ctx);
   registerSearchRoutes(app, ctx);
+  registerUsageRoutes(app, ctx);
   return app;
 }

@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { DEFAULT_TIER_LIMITS, TIERS, type Tier, type TierLimits } from './domain/tiers.ts';
 
 /**
  * Process configuration, parsed once from the environment and frozen.
@@ -29,6 +31,13 @@ export interface Config {
     readonly scale: number;
   };
   readonly version: string;
+  /** `redis://…`: rate limits and quotas shared by every process; unset: embedded (memory + database). */
+  readonly redisUrl: string | undefined;
+  /** Word before the UUID in API keys (`STOOP-<uuid>`). */
+  readonly apiKeyPrefix: string;
+  /** Peers whose X-Forwarded-For is believed (IPs or CIDRs); empty: use the socket address. */
+  readonly trustedProxies: readonly string[];
+  readonly tierLimits: Readonly<Record<Tier, TierLimits>>;
 }
 
 export class ConfigError extends Error {
@@ -113,5 +122,58 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
       scale: numberVar(env, 'DEMO_SCALE', 1, 0.001, 1.25),
     }),
     version,
+    redisUrl: redisUrl(env),
+    apiKeyPrefix: apiKeyPrefix(env),
+    trustedProxies: Object.freeze(trustedProxies(env)),
+    tierLimits: Object.freeze(tierLimits(env)),
   });
+}
+
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL || undefined;
+  if (raw !== undefined && !/^rediss?:\/\//.test(raw)) {
+    throw new ConfigError('REDIS_URL', `must start with redis:// or rediss://, got "${raw}"`);
+  }
+  return raw;
+}
+
+function apiKeyPrefix(env: Env): string {
+  const prefix = env.API_KEY_PREFIX || 'STOOP';
+  if (!/^[A-Z][A-Z0-9]{1,15}$/.test(prefix)) {
+    throw new ConfigError(
+      'API_KEY_PREFIX',
+      'must be 2–16 uppercase letters or digits, starting with a letter',
+    );
+  }
+  return prefix;
+}
+
+function trustedProxies(env: Env): string[] {
+  const raw = env.TRUSTED_PROXIES?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    const value = entry.trim();
+    const [address, bits] = value.split('/');
+    const family = isIP(address ?? '');
+    const maxBits = family === 6 ? 128 : 32;
+    if (family === 0 || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= maxBits))) {
+      throw new ConfigError('TRUSTED_PROXIES', `has an invalid IP address or CIDR "${value}"`);
+    }
+    return value;
+  });
+}
+
+/** Per-tier limits, each overridable: RATE_LIMIT_<TIER>, MONTHLY_QUOTA_<TIER>, OVERAGE_LIMIT_<TIER>. */
+function tierLimits(env: Env): Record<Tier, TierLimits> {
+  const out = {} as Record<Tier, TierLimits>;
+  for (const tier of TIERS) {
+    const base = DEFAULT_TIER_LIMITS[tier];
+    out[tier] = Object.freeze({
+      ratePerMinute: intVar(env, `RATE_LIMIT_${tier}`, base.ratePerMinute, 1, 1_000_000_000),
+      monthlyQuota: intVar(env, `MONTHLY_QUOTA_${tier}`, base.monthlyQuota, 1, 1_000_000_000),
+      overageLimit: intVar(env, `OVERAGE_LIMIT_${tier}`, base.overageLimit, 0, 1_000_000_000),
+      maxPerPage: base.maxPerPage,
+    });
+  }
+  return out;
 }

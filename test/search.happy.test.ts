@@ -158,7 +158,8 @@ describe('GET /v1/search/rentals', () => {
   it('marks data stale once it is older than the free tier search threshold', async () => {
     t.clock.advance(7 * 3_600_000);
     try {
-      const { body } = await search('perPage=1');
+      const response = await t.getAs(null, '/v1/search/rentals?perPage=1');
+      const body = (await response.json()) as SearchResponse;
       expect(body.meta.source).toBe('stale');
       expect(body.meta.freshnessThreshold).toBe(6 * 3600);
     } finally {

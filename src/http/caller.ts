@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { Tier } from '../domain/tiers.ts';
 
 /**
@@ -15,18 +14,12 @@ export interface Caller {
   bucket: string;
   /** Largest page size the tier may request. */
   maxPerPage: number;
+  /** The API key behind the call, when there is one. */
+  keyId?: string;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
   }
-}
-
-/**
- * Until access control is installed every caller is anonymous. The page cap is
- * the API-wide maximum here; tier caps come with API keys.
- */
-export function anonymousCaller(request: FastifyRequest): Caller {
-  return { kind: 'anonymous', tier: 'FREE', accountId: null, bucket: `ip:${request.ip}`, maxPerPage: 500 };
 }

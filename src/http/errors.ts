@@ -73,6 +73,8 @@ export interface ErrorBody {
     message: string;
     status: number;
     requestId?: string;
+    /** Seconds to wait before retrying (429s); same as the Retry-After header. */
+    retryAfter?: number;
     details?: ErrorDetails;
   };
 }
@@ -84,6 +86,7 @@ export function errorBody(error: ApiError, requestId?: string): ErrorBody {
       message: error.message,
       status: error.status,
       ...(requestId ? { requestId } : {}),
+      ...(error.details?.retryAfter !== undefined ? { retryAfter: error.details.retryAfter } : {}),
       ...(error.details ? { details: error.details } : {}),
     },
   };

@@ -31,6 +31,12 @@ export const ErrorEnvelopeSchema = Type.Object(
       }),
       status: Type.Integer({ description: 'HTTP status, repeated for clients that only see the body.' }),
       requestId: Type.Optional(Type.String({ description: 'Same as the X-Request-Id header.' })),
+      retryAfter: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          description: 'On 429: seconds until a retry can succeed (as Retry-After).',
+        }),
+      ),
       details: Type.Optional(
         Type.Object(
           {

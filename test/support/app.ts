@@ -20,7 +20,12 @@ export interface TestApp {
   config: Config;
   /** Base URL of the listening server (real HTTP over loopback). */
   url: string;
+  /** An INTERNAL-tier key issued for the test; `get` sends it unless told otherwise. */
+  internalKey: string;
+  /** GET as the internal key (functional tests are not about limits). */
   get(path: string, init?: RequestInit): Promise<Response>;
+  /** GET with the given key, or anonymously with null. */
+  getAs(key: string | null, path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -48,11 +53,19 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'silent',
     DATABASE_URL: TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL : 'sqlite::memory:',
     PUBLIC_URL: 'http://stoop.test',
+    // Functional tests call as INTERNAL; its window must not be what they hit.
+    RATE_LIMIT_INTERNAL: '1000000',
     ...options.env,
   });
   const ctx = await createContext({ config, store, clock });
   const app = await buildApp(ctx, { logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const internalKey = (await ctx.subscriptions.issue({ accountId: 'stoop-tests', tier: 'INTERNAL' })).key;
+  const getAs = (key: string | null, path: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+    return fetch(`${address}${path}`, { ...init, headers });
+  };
   return {
     app,
     ctx,
@@ -60,7 +73,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     config,
     url: address,
-    get: (path, init) => fetch(`${address}${path}`, init),
+    internalKey,
+    get: (path, init) => getAs(internalKey, path, init),
+    getAs,
     close: async () => {
       await app.close();
       await store.close();

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
 import { describeFreshness } from '../../domain/freshness.ts';
+import { PUBLIC_ROUTE } from '../../http/access.ts';
 import { paginatedMeta, paramNames } from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
 import { readErrors } from '../../http/schemas.ts';
@@ -13,6 +14,7 @@ export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void 
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/v1/areas',
     {
+      config: { access: PUBLIC_ROUTE },
       schema: {
         operationId: 'listAreas',
         tags: ['Areas'],

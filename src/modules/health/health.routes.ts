@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { AppContext } from '../../app-context.ts';
+import { UNMETERED_ROUTE } from '../../http/access.ts';
 
 export const HealthResponse = Type.Object(
   {
@@ -36,6 +37,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/v1/health',
     {
+      config: { access: UNMETERED_ROUTE },
       schema: {
         operationId: 'getHealth',
         tags: ['Service'],

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
 import { describeFreshness } from '../../domain/freshness.ts';
 import type { ListingType } from '../../domain/listing.ts';
+import { PUBLIC_ROUTE } from '../../http/access.ts';
 import {
   capPerPage,
   listBodyFromFragments,
@@ -38,6 +39,7 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
     app.withTypeProvider<TypeBoxTypeProvider>().get(
       op.path,
       {
+        config: { access: PUBLIC_ROUTE },
         schema: {
           operationId: op.operationId,
           tags: ['Search'],

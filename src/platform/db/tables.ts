@@ -241,7 +241,39 @@ export interface SyncStateTable {
   detail: string | null;
 }
 
+export interface AccountsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  /** Hex SHA-256 of the whole key. */
+  key_hash: string;
+  /** Prefix and last four characters, for people to recognise a key. */
+  key_hint: string;
+  tier: 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS' | 'INTERNAL';
+  status: 'active' | 'disabled' | 'revoked';
+  subscription_ends_at: string | null;
+  /** Identifier at the billing provider that provisioned the key, if any. */
+  external_ref: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Requests counted per rate bucket and calendar month (UTC, `YYYY-MM`). */
+export interface UsageCountersTable {
+  bucket: string;
+  period: string;
+  used: number;
+}
+
 export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  usage_counters: UsageCountersTable;
   areas: AreasTable;
   buildings: BuildingsTable;
   building_scores: BuildingScoresTable;
@@ -256,6 +288,7 @@ export interface Database {
 }
 
 export type AreaRow = Selectable<AreasTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type BuildingRow = Selectable<BuildingsTable>;
 export type NewBuilding = Insertable<BuildingsTable>;
 export type BuildingScoresRow = Selectable<BuildingScoresTable>;

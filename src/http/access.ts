@@ -1,0 +1,156 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Tier, type TierLimits, tierRank } from '../domain/tiers.ts';
+import type { Clock } from '../platform/clock.ts';
+import type { Limits, QuotaDecision } from '../platform/limits/limits.ts';
+import type { Caller } from './caller.ts';
+import { ApiError } from './errors.ts';
+
+/**
+ * How a route is guarded and metered. Declared once per route (its `config.access`);
+ * the access hook is the only place that enforces it.
+ */
+export interface AccessPolicy {
+  /** Lowest tier that may call the route. */
+  minTier: Tier;
+  /** False for public routes: anonymous callers get Free limits by client IP. */
+  requiresKey: boolean;
+  /** `count`: rate-limited and counted against the quota; `rate`: rate-limited only; `none`: neither. */
+  metering: 'count' | 'rate' | 'none';
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: AccessPolicy;
+  }
+}
+
+/** A public data route: no key needed, metered. */
+export const PUBLIC_ROUTE: AccessPolicy = { minTier: 'FREE', requiresKey: false, metering: 'count' };
+/** A route that needs an API key of at least `minTier`. */
+export function keyRoute(minTier: Tier): AccessPolicy {
+  return { minTier, requiresKey: true, metering: 'count' };
+}
+/** Outside metering: health, docs. */
+export const UNMETERED_ROUTE: AccessPolicy = { minTier: 'FREE', requiresKey: false, metering: 'none' };
+
+/**
+ * Turns a presented bearer credential into a caller, or an error. API keys
+ * today; OAuth access tokens plug in here too, so every route — REST,
+ * streams, MCP — goes through the same single step.
+ */
+export interface CredentialResolver {
+  resolve(token: string, request: FastifyRequest): Promise<Caller | ApiError>;
+}
+
+export interface AccessOptions {
+  resolver: CredentialResolver;
+  limits: Limits;
+  tierLimits: Readonly<Record<Tier, TierLimits>>;
+  clock: Clock;
+  publicUrl: string;
+}
+
+/** `YYYY-MM` of the UTC calendar month, and its bounds. */
+export function quotaPeriod(now: Date): { id: string; start: Date; end: Date } {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  return { id: start.toISOString().slice(0, 7), start, end };
+}
+
+export function anonymousCallerFor(ip: string, limits: TierLimits): Caller {
+  return {
+    kind: 'anonymous',
+    tier: 'FREE',
+    accountId: null,
+    bucket: `ip:${ip}`,
+    maxPerPage: limits.maxPerPage,
+  };
+}
+
+function setQuotaHeaders(reply: FastifyReply, limits: TierLimits, used: number): void {
+  reply.header('X-Quota-Limit', limits.monthlyQuota);
+  reply.header('X-Quota-Used', used);
+  reply.header('X-Quota-Remaining', Math.max(0, limits.monthlyQuota - used));
+}
+
+/**
+ * Installs credential resolution, rate limiting, tier gating and quota
+ * counting, in that order, for every route that declares a metered policy.
+ * Every answer of a metered route — errors included — carries the
+ * X-RateLimit-* and X-Quota-* headers.
+ */
+export function installAccessControl(app: FastifyInstance, options: AccessOptions): void {
+  const { resolver, limits, tierLimits, clock } = options;
+  const resourceMetadata = `Bearer resource_metadata="${options.publicUrl}/.well-known/oauth-protected-resource"`;
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.caller = anonymousCallerFor(request.ip, tierLimits.FREE);
+    const policy = request.routeOptions.config?.access;
+    if (!policy || policy.metering === 'none') return;
+
+    let authError: ApiError | null = null;
+    const header = request.headers.authorization;
+    if (header !== undefined) {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      const resolved = match
+        ? await resolver.resolve(match[1]!, request)
+        : new ApiError('INVALID_API_KEY', 'Authorization must be "Bearer <API key>"');
+      if (resolved instanceof ApiError) authError = resolved;
+      else request.caller = resolved;
+    } else if (policy.requiresKey) {
+      authError = new ApiError(
+        'MISSING_API_KEY',
+        'This endpoint needs an API key: send "Authorization: Bearer <key>"',
+      );
+    }
+
+    // Failed authentication is limited by client IP, so key guessing is throttled too.
+    const caller = request.caller;
+    const tierLimit = tierLimits[caller.tier];
+    const rate = await limits.rate.consume(caller.bucket, tierLimit.ratePerMinute);
+    reply.header('X-RateLimit-Limit', rate.limit);
+    reply.header('X-RateLimit-Remaining', rate.remaining);
+    reply.header('X-RateLimit-Reset', Math.ceil(rate.resetAt / 1000));
+
+    const period = quotaPeriod(clock.now());
+    const counted = policy.metering === 'count' && authError === null && rate.allowed;
+    const mayCount = counted && tierRank(caller.tier) >= tierRank(policy.minTier);
+    let quota: QuotaDecision;
+    if (mayCount) {
+      quota = await limits.quota.increment(
+        caller.bucket,
+        period.id,
+        tierLimit.monthlyQuota + tierLimit.overageLimit,
+      );
+    } else {
+      quota = { allowed: true, used: await limits.quota.used(caller.bucket, period.id) };
+    }
+    setQuotaHeaders(reply, tierLimit, quota.used);
+
+    if (authError) {
+      reply.header('WWW-Authenticate', resourceMetadata);
+      throw authError;
+    }
+    if (!rate.allowed) {
+      const retryAfter = Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000));
+      throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rate.limit} requests per minute exceeded`, {
+        retryAfter,
+      });
+    }
+    if (tierRank(caller.tier) < tierRank(policy.minTier)) {
+      throw new ApiError('TIER_RESTRICTED', `This endpoint requires the ${policy.minTier} tier or above`, {
+        requiredTier: policy.minTier,
+        currentTier: caller.tier,
+      });
+    }
+    if (!quota.allowed) {
+      const retryAfter = Math.max(1, Math.ceil((period.end.getTime() - clock.now().getTime()) / 1000));
+      throw new ApiError(
+        'QUOTA_EXCEEDED',
+        `Monthly quota of ${tierLimit.monthlyQuota} requests (plus ${tierLimit.overageLimit} overage) is used up until ${period.end.toISOString()}`,
+        { retryAfter },
+      );
+    }
+    if (mayCount && quota.used > tierLimit.monthlyQuota) reply.header('X-Quota-Overage', 'true');
+  });
+}
