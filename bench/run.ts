@@ -1,7 +1,8 @@
 import { cpus, loadavg } from 'node:os';
 import { neighborhoodAreaIds } from './areas.ts';
 import { type RunningBaseline, startBaseline, stopBaseline } from './baseline.ts';
-import { type BenchConfig, BenchConfigError, readBenchConfig } from './config.ts';
+import { issueBenchKey } from './bench-key.ts';
+import { BenchConfigError, readBenchConfig } from './config.ts';
 import { createRng, type Rng } from './random.ts';
 import { type BenchReport, checkTargets, formatTable, formatTargets, rate, writeReport } from './report.ts';
 import { runScenario, type ScenarioResult } from './runner.ts';
@@ -21,8 +22,8 @@ async function cleanup(): Promise<void> {
   await Promise.allSettled([s ? stopService(s) : undefined, b ? stopBaseline(b) : undefined]);
 }
 
-function authHeaders(config: BenchConfig): Record<string, string> {
-  return config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {};
+function authHeaders(apiKey: string): Record<string, string> {
+  return { authorization: `Bearer ${apiKey}` };
 }
 
 /**
@@ -58,10 +59,12 @@ async function typicalSearchBody(
 async function main(): Promise<void> {
   const config = readBenchConfig();
   const neighborhoods = neighborhoodAreaIds();
-  const headers = authHeaders(config);
   const startedAt = new Date().toISOString();
 
   service = await startService(config, { log });
+  // Without BENCH_API_KEY the bench calls as a fresh INTERNAL key (limits lifted for the run).
+  const apiKey = config.apiKey ?? (await issueBenchKey(config));
+  const headers = authHeaders(apiKey);
   const body = await typicalSearchBody(service.url, headers, neighborhoods, createRng(config.seed ^ 0x5eed));
   baseline = await startBaseline(body);
   log(`Baseline serves ${body.byteLength} bytes on ${baseline.url}.`);
@@ -115,7 +118,7 @@ async function main(): Promise<void> {
       dataDir: config.dataDir,
       // Only the kind of store: a DATABASE_URL can carry a password.
       database: config.databaseUrl?.startsWith('postgres') ? 'postgres' : 'sqlite',
-      apiKey: config.apiKey ? 'set' : 'none (anonymous)',
+      apiKey: config.apiKey ? 'BENCH_API_KEY' : 'issued INTERNAL key',
       seed: config.seed,
       baselineBodyBytes: body.byteLength,
     },

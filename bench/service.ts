@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BENCH_SERVICE_ENV } from './bench-key.ts';
 import type { BenchConfig } from './config.ts';
 import { REPO_ROOT } from './config.ts';
 
@@ -51,6 +52,7 @@ export async function startService(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     DATA_DIR: config.dataDir,
+    ...BENCH_SERVICE_ENV,
   };
   if (config.databaseUrl !== undefined) env.DATABASE_URL = config.databaseUrl;
   // PUBLIC_URL from the caller's shell would point pagination links elsewhere; the bench owns the address.

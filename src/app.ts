@@ -7,6 +7,8 @@ import type { Config } from './config.ts';
 import { installAccessControl } from './http/access.ts';
 import { installErrorHandling, rejectNonFiniteQueryNumbers } from './http/error-handler.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
+import { registerAdminRoutes } from './modules/admin/admin.routes.ts';
+import { ADMIN_SCHEMAS } from './modules/admin/admin.schema.ts';
 import { listAreas } from './modules/areas/areas.repository.ts';
 import { registerAreaRoutes } from './modules/areas/areas.routes.ts';
 import { AreaRefSchema, AreaSchema } from './modules/areas/areas.schema.ts';
@@ -28,6 +30,8 @@ export interface ContextOptions {
   config: Config;
   store: Store;
   clock?: Clock;
+  /** Prefix of this deployment's keys in Redis (tests isolate runs with their own). */
+  limitsNamespace?: string;
 }
 
 /** Wires services over an open, migrated store. Reads the area tree once. */
@@ -35,6 +39,7 @@ export async function createContext({
   config,
   store,
   clock = systemClock,
+  limitsNamespace = config.redisPrefix,
 }: ContextOptions): Promise<AppContext> {
   const areaTree = new AreaTree(await listAreas(store.db));
   const syncState = new SyncStateReader(store.db, clock);
@@ -43,7 +48,7 @@ export async function createContext({
   const subscriptions = new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix);
   const limits = createLimits({
     redisUrl: config.redisUrl,
-    namespace: `stoop:${config.databaseSchema ?? 'main'}`,
+    namespace: limitsNamespace,
     db: store.db,
   });
   return {
@@ -110,7 +115,14 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   app.addHook('preValidation', rejectNonFiniteQueryNumbers);
   installErrorHandling(app);
 
-  for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS, UsageSchema])
+  for (const schema of [
+    ...SHARED_SCHEMAS,
+    AreaRefSchema,
+    AreaSchema,
+    ...SEARCH_SCHEMAS,
+    UsageSchema,
+    ...ADMIN_SCHEMAS,
+  ])
     app.addSchema(schema);
 
   await app.register(swagger, {
@@ -125,16 +137,38 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       },
       // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
       servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key (`STOOP-<uuid>`) or, later, an OAuth access token: `Authorization: Bearer <credential>`. Public endpoints accept no credential and apply Free-tier limits by client IP.',
+          },
+        },
+      },
       tags: [
         { name: 'Search', description: 'Rental and sale listing search.' },
         { name: 'Areas', description: 'The area tree.' },
         { name: 'Service', description: 'Health and service metadata.' },
+        { name: 'Admin', description: 'Key administration for operators (INTERNAL tier).' },
       ],
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
+  });
+  // The OpenAPI document states each route's access policy, from the same
+  // declaration the access hook enforces.
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.access;
+    if (!access || !route.schema) return;
+    const schema = route.schema as Record<string, unknown>;
+    schema.security =
+      access.metering === 'none' ? [] : access.requiresKey ? [{ apiKey: [] }] : [{}, { apiKey: [] }];
+    schema['x-min-tier'] = access.minTier;
+    schema['x-metering'] = access.metering;
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -143,5 +177,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   registerAreaRoutes(app, ctx);
   registerSearchRoutes(app, ctx);
   registerUsageRoutes(app, ctx);
+  registerAdminRoutes(app, ctx);
   return app;
 }

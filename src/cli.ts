@@ -1,6 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { openConfiguredStore, prepareStore, seedDemoIfEmpty, startServer } from './boot.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { KeysCliError, registerKeysCommands } from './modules/keys/keys.cli.ts';
+import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
+import { systemClock } from './platform/clock.ts';
 import { packageVersion } from './version.ts';
 
 function intOption(value: string): number {
@@ -72,12 +75,35 @@ export function buildCli(): Command {
       }
     });
 
+  registerKeysCommands(program, {
+    clock: systemClock,
+    open: async () => {
+      const cfg = config();
+      const store = await openConfiguredStore(cfg);
+      try {
+        await prepareStore(store);
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+      return {
+        provider: new LocalSubscriptionProvider(store.db, systemClock, cfg.apiKeyPrefix),
+        apiKeyPrefix: cfg.apiKeyPrefix,
+        close: () => store.close(),
+      };
+    },
+    stdout: (text) => process.stdout.write(`${text}\n`),
+    stderr: log,
+  });
+
   return program;
 }
 
 buildCli()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
-    log(error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error)));
+    // Operator mistakes (bad config, unknown key) get their message; anything else its stack.
+    const expected = error instanceof ConfigError || error instanceof KeysCliError;
+    log(expected ? (error as Error).message : ((error as Error).stack ?? String(error)));
     process.exit(1);
   });

@@ -33,6 +33,8 @@ export interface Config {
   readonly version: string;
   /** `redis://…`: rate limits and quotas shared by every process; unset: embedded (memory + database). */
   readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key this deployment writes: deployments sharing a Redis need distinct ones. */
+  readonly redisPrefix: string;
   /** Word before the UUID in API keys (`STOOP-<uuid>`). */
   readonly apiKeyPrefix: string;
   /** Peers whose X-Forwarded-For is believed (IPs or CIDRs); empty: use the socket address. */
@@ -123,6 +125,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     }),
     version,
     redisUrl: redisUrl(env),
+    redisPrefix: redisPrefix(env),
     apiKeyPrefix: apiKeyPrefix(env),
     trustedProxies: Object.freeze(trustedProxies(env)),
     tierLimits: Object.freeze(tierLimits(env)),
@@ -135,6 +138,14 @@ function redisUrl(env: Env): string | undefined {
     throw new ConfigError('REDIS_URL', `must start with redis:// or rediss://, got "${raw}"`);
   }
   return raw;
+}
+
+function redisPrefix(env: Env): string {
+  const prefix = env.REDIS_PREFIX || 'stoop';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(prefix)) {
+    throw new ConfigError('REDIS_PREFIX', 'must be 1–64 letters, digits, ":", "_" or "-"');
+  }
+  return prefix;
 }
 
 function apiKeyPrefix(env: Env): string {

@@ -74,6 +74,21 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it("states every operation's access policy (security, lowest tier, metering)", async () => {
+    const { body } = await getJson<{ paths: Record<string, Record<string, Record<string, unknown>>> }>(
+      t,
+      '/openapi.json',
+    );
+    const operations = Object.values(body.paths).flatMap((methods) => Object.values(methods));
+    expect(operations.length).toBeGreaterThan(4);
+    for (const operation of operations) {
+      expect(operation, String(operation.operationId)).toHaveProperty('x-min-tier');
+      expect(operation).toHaveProperty('security');
+    }
+    expect(body.paths['/v1/health']?.get?.security).toEqual([]);
+    expect(body.paths['/v1/search/rentals']?.get?.security).toEqual([{}, { apiKey: [] }]);
+  });
+
   it('serves an interactive reference page at /docs', async () => {
     const response = await t.get('/docs/');
     expect(response.status).toBe(200);

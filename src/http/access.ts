@@ -42,6 +42,24 @@ export interface CredentialResolver {
   resolve(token: string, request: FastifyRequest): Promise<Caller | ApiError>;
 }
 
+/** A route as registered, with the access policy it declared (undefined: outside access control). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  access: AccessPolicy | undefined;
+}
+
+const registries = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/**
+ * Every route registered after `installAccessControl`, with its policy: the
+ * source from which tests derive the tier matrix, so a new route cannot escape
+ * it. Automatic HEAD routes are included (they share their GET's policy).
+ */
+export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
+  return registries.get(app) ?? [];
+}
+
 export interface AccessOptions {
   resolver: CredentialResolver;
   limits: Limits;
@@ -74,6 +92,21 @@ function setQuotaHeaders(reply: FastifyReply, limits: TierLimits, used: number):
 }
 
 /**
+ * When the limits backend (Redis) cannot answer, the request fails closed with
+ * 503 — never unmetered, never a bare 500.
+ */
+async function unavailableOnFailure<T>(request: FastifyRequest, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    request.log.error({ err: error }, 'limits backend unavailable');
+    throw new ApiError('SERVICE_UNAVAILABLE', 'Rate limiting is temporarily unavailable; retry shortly', {
+      retryAfter: 1,
+    });
+  }
+}
+
+/**
  * Installs credential resolution, rate limiting, tier gating and quota
  * counting, in that order, for every route that declares a metered policy.
  * Every answer of a metered route — errors included — carries the
@@ -81,6 +114,13 @@ function setQuotaHeaders(reply: FastifyReply, limits: TierLimits, used: number):
  */
 export function installAccessControl(app: FastifyInstance, options: AccessOptions): void {
   const { resolver, limits, tierLimits, clock } = options;
+  const routes: RegisteredRoute[] = [];
+  registries.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      routes.push({ method, url: route.url, access: route.config?.access });
+    }
+  });
   const resourceMetadata = `Bearer resource_metadata="${options.publicUrl}/.well-known/oauth-protected-resource"`;
 
   app.addHook('onRequest', async (request, reply) => {
@@ -107,7 +147,9 @@ export function installAccessControl(app: FastifyInstance, options: AccessOption
     // Failed authentication is limited by client IP, so key guessing is throttled too.
     const caller = request.caller;
     const tierLimit = tierLimits[caller.tier];
-    const rate = await limits.rate.consume(caller.bucket, tierLimit.ratePerMinute);
+    const rate = await unavailableOnFailure(request, () =>
+      limits.rate.consume(caller.bucket, tierLimit.ratePerMinute),
+    );
     reply.header('X-RateLimit-Limit', rate.limit);
     reply.header('X-RateLimit-Remaining', rate.remaining);
     reply.header('X-RateLimit-Reset', Math.ceil(rate.resetAt / 1000));
@@ -117,25 +159,27 @@ export function installAccessControl(app: FastifyInstance, options: AccessOption
     const mayCount = counted && tierRank(caller.tier) >= tierRank(policy.minTier);
     let quota: QuotaDecision;
     if (mayCount) {
-      quota = await limits.quota.increment(
-        caller.bucket,
-        period.id,
-        tierLimit.monthlyQuota + tierLimit.overageLimit,
+      quota = await unavailableOnFailure(request, () =>
+        limits.quota.increment(caller.bucket, period.id, tierLimit.monthlyQuota + tierLimit.overageLimit),
       );
     } else {
-      quota = { allowed: true, used: await limits.quota.used(caller.bucket, period.id) };
+      quota = {
+        allowed: true,
+        used: await unavailableOnFailure(request, () => limits.quota.used(caller.bucket, period.id)),
+      };
     }
     setQuotaHeaders(reply, tierLimit, quota.used);
 
-    if (authError) {
-      reply.header('WWW-Authenticate', resourceMetadata);
-      throw authError;
-    }
+    // A caller past its window gets 429 even with a bad key: key guessing is throttled by IP.
     if (!rate.allowed) {
       const retryAfter = Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000));
       throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rate.limit} requests per minute exceeded`, {
         retryAfter,
       });
+    }
+    if (authError) {
+      reply.header('WWW-Authenticate', resourceMetadata);
+      throw authError;
     }
     if (tierRank(caller.tier) < tierRank(policy.minTier)) {
       throw new ApiError('TIER_RESTRICTED', `This endpoint requires the ${policy.minTier} tier or above`, {

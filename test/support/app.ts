@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createContext } from '../../src/app.ts';
 import type { AppContext } from '../../src/app-context.ts';
@@ -55,9 +56,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     PUBLIC_URL: 'http://stoop.test',
     // Functional tests call as INTERNAL; its window must not be what they hit.
     RATE_LIMIT_INTERNAL: '1000000',
+    // CI's PostgreSQL pass also runs the limits on Redis.
+    REDIS_URL: process.env.REDIS_URL ?? '',
     ...options.env,
   });
-  const ctx = await createContext({ config, store, clock });
+  const ctx = await createContext({ config, store, clock, limitsNamespace: `stoop-test:${randomUUID()}` });
   const app = await buildApp(ctx, { logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const internalKey = (await ctx.subscriptions.issue({ accountId: 'stoop-tests', tier: 'INTERNAL' })).key;

@@ -4,10 +4,13 @@ import addFormats from 'ajv-formats';
 import { SHARED_SCHEMAS } from '../../src/http/schemas.ts';
 import { AreaRefSchema, AreaSchema } from '../../src/modules/areas/areas.schema.ts';
 import { SEARCH_SCHEMAS } from '../../src/modules/search/search.schema.ts';
+import { UsageSchema } from '../../src/modules/usage/usage.routes.ts';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
-for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS]) ajv.addSchema(schema);
+for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS, UsageSchema]) {
+  ajv.addSchema(schema);
+}
 
 const compiled = new Map<TSchema, ValidateFunction>();
 

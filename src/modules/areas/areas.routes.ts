@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
 import { describeFreshness } from '../../domain/freshness.ts';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
-import { paginatedMeta, paramNames } from '../../http/envelope.ts';
+import { capPerPage, paginatedMeta, paramNames } from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
 import { readErrors } from '../../http/schemas.ts';
 import { type AreaInclude, ListAreasQuery, ListAreasResponse } from './areas.schema.ts';
@@ -27,10 +27,8 @@ export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void 
     },
     async (request) => {
       const query = request.query;
-      const page = {
-        page: query.page ?? 1,
-        perPage: Math.min(query.perPage ?? 10, request.caller.maxPerPage),
-      };
+      const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
+      const page = { page: query.page ?? 1, perPage: capped.perPage };
       const include = new Set((query.include?.split(',') ?? []) as AreaInclude[]);
       const result = await ctx.areas.list({ ...query, include, ...page });
       assertPageInRange(page, result.total);
@@ -42,7 +40,15 @@ export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void 
       });
       return {
         data: result.items,
-        meta: paginatedMeta(request, ctx.config.publicUrl, freshness, page, result.total, KNOWN),
+        meta: paginatedMeta(
+          request,
+          ctx.config.publicUrl,
+          freshness,
+          page,
+          result.total,
+          KNOWN,
+          capped.warnings,
+        ),
       };
     },
   );

@@ -36,7 +36,10 @@ export async function updateKey(
   db: Kysely<Database>,
   id: string,
   changes: KeyChanges,
+  options: { unlessRevoked?: boolean } = {},
 ): Promise<ApiKeyRow | undefined> {
-  await db.updateTable('api_keys').set(changes).where('id', '=', id).execute();
+  let query = db.updateTable('api_keys').set(changes).where('id', '=', id);
+  if (options.unlessRevoked) query = query.where('status', '!=', 'revoked');
+  await query.execute();
   return findKeyById(db, id);
 }

@@ -64,6 +64,14 @@ export interface SubscriptionProvider {
   setSubscriptionEnd(id: string, endsAt: string | null): Promise<ApiKeyRecord | undefined>;
 }
 
+/** Expiry is compared as ISO text, so every stored instant must be UTC (`…Z`). */
+function toUtc(at: string | null): string | null {
+  if (at === null) return null;
+  const ms = Date.parse(at);
+  if (Number.isNaN(ms)) throw new RangeError(`Not a valid date-time: ${at}`);
+  return new Date(ms).toISOString();
+}
+
 export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
   return {
     id: row.id,
@@ -104,7 +112,7 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
       key_hint: apiKeyHint(key),
       tier: input.tier,
       status: 'active',
-      subscription_ends_at: input.subscriptionEndsAt ?? null,
+      subscription_ends_at: toUtc(input.subscriptionEndsAt ?? null),
       external_ref: input.externalRef ?? null,
       created_at: now,
       updated_at: now,
@@ -136,14 +144,21 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
   }
 
   setSubscriptionEnd(id: string, endsAt: string | null): Promise<ApiKeyRecord | undefined> {
-    return this.update(id, { subscription_ends_at: endsAt });
+    return this.update(id, { subscription_ends_at: toUtc(endsAt) });
   }
 
   private async update(
     id: string,
     changes: { tier?: Tier; status?: KeyStatus; subscription_ends_at?: string | null },
   ): Promise<ApiKeyRecord | undefined> {
-    const row = await updateKey(this.db, id, { ...changes, updated_at: this.clock.now().toISOString() });
+    // Revocation is final: nothing but another revocation may touch a revoked key,
+    // enforced in the UPDATE itself so a concurrent enable cannot undo it.
+    const row = await updateKey(
+      this.db,
+      id,
+      { ...changes, updated_at: this.clock.now().toISOString() },
+      { unlessRevoked: changes.status !== 'revoked' },
+    );
     return row ? toApiKeyRecord(row) : undefined;
   }
 }

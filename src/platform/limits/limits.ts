@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Database } from '../db/tables.ts';
+import { BufferedQuotaStore } from './buffered-quota.ts';
 
 /** The outcome of one rate-limit consumption. */
 export interface RateDecision {
@@ -204,14 +205,19 @@ export function createLimits(options: {
 }): Limits {
   if (!options.redisUrl) {
     const rate = memoryRateLimiter();
-    const quota = new SqlQuotaStore(options.db);
-    return { rate, quota, close: async () => {} };
+    // One process: count in memory, persist in the background (no write per request).
+    const quota = new BufferedQuotaStore(options.db);
+    return { rate, quota, close: () => quota.close() };
   }
   const redis = new Redis(options.redisUrl, {
     maxRetriesPerRequest: 2,
     enableOfflineQueue: true,
     lazyConnect: false,
   });
+  // Without a listener ioredis prints an "Unhandled error event" line on every failed
+  // reconnect. Commands still fail while Redis is away, so requests fail closed (500,
+  // logged with their request id) rather than running unmetered.
+  redis.on('error', () => {});
   return {
     rate: redisRateLimiter(redis, options.namespace),
     quota: new RedisQuotaStore(redis, options.namespace),

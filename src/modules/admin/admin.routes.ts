@@ -1,0 +1,309 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app-context.ts';
+import type { Tier } from '../../domain/tiers.ts';
+import { keyRoute } from '../../http/access.ts';
+import { ApiError } from '../../http/errors.ts';
+import { ErrorResponse } from '../../http/schemas.ts';
+import { looksLikeApiKey } from '../keys/api-key.ts';
+import type { ApiKeyRecord, KeyStatus, SubscriptionProvider } from '../keys/subscriptions.ts';
+import {
+  ApiKeyIdParams,
+  ApiKeyListResponse,
+  ApiKeyResponse,
+  adminErrors,
+  CreateApiKeyBody,
+  type CreateApiKeyInput,
+  IssuedApiKeyResponse,
+  ListApiKeysQuery,
+  normalizeDateTime,
+  toApiKeyView,
+  toIssuedApiKeyView,
+  UpdateApiKeyBody,
+  type UpdateApiKeyInput,
+} from './admin.schema.ts';
+
+/** A change to one key, as the admin API and the CLI express it (validated, dates normalised). */
+export interface KeyChange {
+  tier?: Tier;
+  status?: KeyStatus;
+  subscriptionEndsAt?: string | null;
+}
+
+/**
+ * Applies a change to a key through the subscription provider, enforcing the
+ * one lifecycle rule: `revoked` is final (re-revoking is a no-op). Tightening
+ * status (disable/revoke) is applied first and loosening (enable) last, so a
+ * change that fails half-way never leaves a key more usable than asked.
+ *
+ * Known limit: the revoked check and the writes are separate statements, so a
+ * revoke racing an enable of the same key could be overwritten; the provider
+ * has no conditional update to close that window.
+ */
+export async function changeApiKey(
+  provider: SubscriptionProvider,
+  current: ApiKeyRecord,
+  change: KeyChange,
+): Promise<ApiKeyRecord | ApiError> {
+  const id = current.id;
+  if (current.status === 'revoked') {
+    const onlyRevoke =
+      change.tier === undefined &&
+      change.subscriptionEndsAt === undefined &&
+      (change.status === undefined || change.status === 'revoked');
+    if (!onlyRevoke) {
+      return new ApiError(
+        'CONFLICT',
+        `API key ${current.hint} (id ${id}) is revoked; a revoked key can never be re-enabled or changed. Issue a new key instead.`,
+        { currentStatus: 'revoked' },
+      );
+    }
+    return current;
+  }
+  let record: ApiKeyRecord | undefined = current;
+  const tightening = change.status !== undefined && change.status !== 'active';
+  if (tightening && change.status !== current.status) record = await provider.setStatus(id, change.status!);
+  if (record && change.tier !== undefined && change.tier !== current.tier) {
+    record = await provider.setTier(id, change.tier);
+  }
+  if (
+    record &&
+    change.subscriptionEndsAt !== undefined &&
+    change.subscriptionEndsAt !== current.subscriptionEndsAt
+  ) {
+    record = await provider.setSubscriptionEnd(id, change.subscriptionEndsAt);
+  }
+  if (record && change.status === 'active' && current.status !== 'active') {
+    record = await provider.setStatus(id, 'active');
+  }
+  return record ?? ApiError.notFound('API key', id);
+}
+
+function invalidDate(field: string): ApiError {
+  return new ApiError('INVALID_BODY', `Invalid field "${field}": must be an ISO 8601 date-time with offset`, {
+    params: [
+      {
+        parameter: field,
+        location: 'body',
+        rule: 'format',
+        message: 'must be an ISO 8601 date-time with offset',
+      },
+    ],
+  });
+}
+
+/** Validated `subscriptionEndsAt`: undefined (absent), null, or normalised UTC. */
+function bodyDateTime(value: string | null | undefined, field: string): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  const normalized = normalizeDateTime(value);
+  if (normalized === null) throw invalidDate(field);
+  return normalized;
+}
+
+/**
+ * The app-wide Ajv setting strips unknown properties silently; for admin writes
+ * a misspelt field (say `subscriptionEndAt`) must fail rather than issue a key
+ * that never expires, so unknown fields are rejected before validation.
+ */
+function rejectUnknownFields(allowed: readonly string[]) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const body = request.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+    const unknown = Object.keys(body).find((name) => !allowed.includes(name));
+    if (unknown !== undefined) {
+      const message = `is not an allowed field (allowed: ${allowed.join(', ')})`;
+      throw new ApiError('INVALID_BODY', `Invalid field "${unknown}": ${message}`, {
+        params: [{ parameter: unknown, location: 'body', rule: 'additionalProperties', message }],
+      });
+    }
+  };
+}
+
+function noStore(reply: FastifyReply): void {
+  // Admin answers describe credentials (and, once, contain one): never cache them.
+  reply.header('Cache-Control', 'no-store');
+}
+
+/**
+ * Key administration for operators: an INTERNAL-tier key may issue, list,
+ * inspect, change and revoke every account's keys.
+ *
+ * These routes are thin over the `SubscriptionProvider`. A billing provider's
+ * subscription webhook (e.g. Stripe `customer.subscription.created|updated|deleted`)
+ * would call the same provider methods rather than these routes: `issue` on a new
+ * subscription (with `externalRef` = the billing subscription id),
+ * `setTier` on a plan change, `setSubscriptionEnd` on cancellation at period end,
+ * and `setStatus('disabled' | 'active')` on payment failure and recovery, or
+ * `setStatus('revoked')` when the subscription is deleted. Revocation and
+ * disablement take effect on the next request because keys are checked
+ * against the provider on every request.
+ */
+export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const provider = ctx.subscriptions;
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+  const access = keyRoute('INTERNAL');
+  const tags = ['Admin'];
+
+  const audit = (request: FastifyRequest, action: string, record: ApiKeyRecord) => {
+    // Ids and the hint only: the key itself must never reach a log line.
+    request.log.info(
+      {
+        audit: {
+          action,
+          keyId: record.id,
+          account: record.accountId,
+          tier: record.tier,
+          status: record.status,
+          hint: record.hint,
+          by: request.caller.keyId ?? null,
+        },
+      },
+      `admin: ${action}`,
+    );
+  };
+
+  /** Ids only: a key in a URL would end up in access logs, so keys are never looked up by path. */
+  const findById = async (id: string): Promise<ApiKeyRecord> => {
+    if (looksLikeApiKey(id, ctx.config.apiKeyPrefix)) {
+      throw new ApiError('NOT_FOUND', 'No API key has this id; address keys by their id, never by the key');
+    }
+    const record = await provider.find(id);
+    if (!record || record.id !== id) throw ApiError.notFound('API key', id);
+    return record;
+  };
+
+  typed.post(
+    '/v1/admin/keys',
+    {
+      config: { access },
+      preValidation: rejectUnknownFields(['account', 'tier', 'subscriptionEndsAt']),
+      schema: {
+        operationId: 'createApiKey',
+        tags,
+        summary: 'Create an API key',
+        description:
+          'Issues a new key for an account (the account is created if new). The response is the only time the key is shown: only its SHA-256 hash is stored. Requires an INTERNAL-tier key.',
+        body: CreateApiKeyBody,
+        response: { 201: IssuedApiKeyResponse, 400: ErrorResponse, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const body: CreateApiKeyInput = request.body;
+      const subscriptionEndsAt = bodyDateTime(body.subscriptionEndsAt, 'subscriptionEndsAt') ?? null;
+      const issued = await provider.issue({ accountId: body.account, tier: body.tier, subscriptionEndsAt });
+      audit(request, 'api_key.create', issued);
+      noStore(reply);
+      reply.header('Location', `/v1/admin/keys/${issued.id}`);
+      return reply.status(201).send({ data: toIssuedApiKeyView(issued) });
+    },
+  );
+
+  typed.get(
+    '/v1/admin/keys',
+    {
+      config: { access },
+      schema: {
+        operationId: 'listApiKeys',
+        tags,
+        summary: 'List API keys',
+        description:
+          'Every key of every account, oldest first, or one account’s keys with `account`. Keys themselves and their hashes are never returned. Requires an INTERNAL-tier key.',
+        querystring: ListApiKeysQuery,
+        response: { 200: ApiKeyListResponse, 400: ErrorResponse, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const records = await provider.list(request.query.account);
+      noStore(reply);
+      return { data: records.map(toApiKeyView) };
+    },
+  );
+
+  typed.get(
+    '/v1/admin/keys/:id',
+    {
+      config: { access },
+      schema: {
+        operationId: 'getApiKey',
+        tags,
+        summary: 'Get an API key',
+        description: 'One key by id (any account). Requires an INTERNAL-tier key.',
+        params: ApiKeyIdParams,
+        response: { 200: ApiKeyResponse, 404: ErrorResponse, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const record = await findById(request.params.id);
+      noStore(reply);
+      return { data: toApiKeyView(record) };
+    },
+  );
+
+  typed.patch(
+    '/v1/admin/keys/:id',
+    {
+      config: { access },
+      preValidation: rejectUnknownFields(['tier', 'status', 'subscriptionEndsAt']),
+      schema: {
+        operationId: 'updateApiKey',
+        tags,
+        summary: 'Change an API key',
+        description:
+          'Changes the tier, status or subscription end of a key. Takes effect on the key’s next request. `revoked` is final: changing a revoked key is 409 `CONFLICT` (revoking it again is a no-op). Requires an INTERNAL-tier key.',
+        params: ApiKeyIdParams,
+        body: UpdateApiKeyBody,
+        response: {
+          200: ApiKeyResponse,
+          400: ErrorResponse,
+          404: ErrorResponse,
+          409: ErrorResponse,
+          ...adminErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body: UpdateApiKeyInput = request.body;
+      if (body.tier === undefined && body.status === undefined && body.subscriptionEndsAt === undefined) {
+        throw new ApiError(
+          'INVALID_BODY',
+          'The body must set at least one of tier, status, subscriptionEndsAt',
+        );
+      }
+      const change: KeyChange = {
+        tier: body.tier,
+        status: body.status,
+        subscriptionEndsAt: bodyDateTime(body.subscriptionEndsAt, 'subscriptionEndsAt'),
+      };
+      const current = await findById(request.params.id);
+      const result = await changeApiKey(provider, current, change);
+      if (result instanceof ApiError) throw result;
+      audit(request, 'api_key.update', result);
+      noStore(reply);
+      return { data: toApiKeyView(result) };
+    },
+  );
+
+  typed.delete(
+    '/v1/admin/keys/:id',
+    {
+      config: { access },
+      schema: {
+        operationId: 'revokeApiKey',
+        tags,
+        summary: 'Revoke an API key',
+        description:
+          'Revokes the key for good: its next request gets 401 `INVALID_API_KEY`. The record is kept (status `revoked`) and returned. Idempotent. Requires an INTERNAL-tier key.',
+        params: ApiKeyIdParams,
+        response: { 200: ApiKeyResponse, 404: ErrorResponse, ...adminErrors },
+      },
+    },
+    async (request, reply) => {
+      const current = await findById(request.params.id);
+      const result = await changeApiKey(provider, current, { status: 'revoked' });
+      if (result instanceof ApiError) throw result;
+      audit(request, 'api_key.revoke', result);
+      noStore(reply);
+      return { data: toApiKeyView(result) };
+    },
+  );
+}

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, createContext, loggerOptions } from '../src/app.ts';
+import type { AppContext } from '../src/app-context.ts';
+import { loadConfig } from '../src/config.ts';
+import type { ErrorBody } from '../src/http/errors.ts';
+import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/admin/admin.schema.ts';
+import { ManualClock } from '../src/platform/clock.ts';
+import type { Store } from '../src/platform/db/database.ts';
+import { syncAreas } from '../src/reference/areas-store.ts';
+import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
+import { createTestStore, TEST_DIALECT } from './support/store.ts';
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const uuidOf = (key: string) => key.slice(key.indexOf('-') + 1);
+
+async function post(url: string, key: string, path: string, body: unknown) {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as { data: IssuedApiKeyView } };
+}
+
+describe('stored form of keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ scale: 0 });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('the database holds only the SHA-256 hash and the hint, never the key', async () => {
+    const issued = [
+      (await post(t.url, t.internalKey, '/v1/admin/keys', { account: 'acme', tier: 'PRO' })).body.data,
+      await t.ctx.subscriptions.issue({ accountId: 'acme', tier: 'STARTER' }),
+    ];
+    const rows = await t.store.db.selectFrom('api_keys').selectAll().execute();
+    const accounts = await t.store.db.selectFrom('accounts').selectAll().execute();
+    const dump = JSON.stringify([rows, accounts]);
+    for (const secret of [...issued.map((k) => k.key), t.internalKey]) {
+      expect(dump).not.toContain(uuidOf(secret));
+      // Not stored in any other reversible spelling either.
+      expect(dump.toLowerCase()).not.toContain(uuidOf(secret).replaceAll('-', ''));
+      const row = rows.find((r) => r.key_hash === sha256(secret));
+      expect(row, 'a row with the SHA-256 of the key').toBeDefined();
+      expect(row!.key_hint).toBe(`STOOP-…${secret.slice(-4)}`);
+    }
+  });
+
+  it('no admin answer after creation contains the key or its hash', async () => {
+    const { key, id } = (await post(t.url, t.internalKey, '/v1/admin/keys', { account: 'acme', tier: 'PRO' }))
+      .body.data;
+    for (const path of ['/v1/admin/keys', `/v1/admin/keys/${id}`, '/v1/admin/keys?account=acme']) {
+      const text = await (await t.get(path)).text();
+      expect(text).toContain(id);
+      expect(text).not.toContain(uuidOf(key));
+      expect(text).not.toContain(sha256(key));
+    }
+  });
+});
+
+describe('non-admin keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ scale: 0 });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('cannot list, read, escalate or revoke keys — their own or other accounts’', async () => {
+    const business = await t.ctx.subscriptions.issue({ accountId: 'tenant-a', tier: 'BUSINESS' });
+    const other = await t.ctx.subscriptions.issue({ accountId: 'tenant-b', tier: 'PRO' });
+    const attempts: [string, string, unknown][] = [
+      ['GET', '/v1/admin/keys', undefined],
+      ['GET', '/v1/admin/keys?account=tenant-a', undefined],
+      ['GET', `/v1/admin/keys/${business.id}`, undefined],
+      ['GET', `/v1/admin/keys/${other.id}`, undefined],
+      ['PATCH', `/v1/admin/keys/${business.id}`, { tier: 'INTERNAL' }],
+      ['DELETE', `/v1/admin/keys/${other.id}`, undefined],
+      ['POST', '/v1/admin/keys', { account: 'tenant-a', tier: 'INTERNAL' }],
+    ];
+    for (const [method, path, body] of attempts) {
+      const response = await t.getAs(business.key, path, {
+        method,
+        ...(body === undefined
+          ? {}
+          : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      });
+      const text = await response.text();
+      expect(response.status, `${method} ${path}`).toBe(403);
+      expect((JSON.parse(text) as ErrorBody).error.code).toBe('TIER_RESTRICTED');
+      expect(text).not.toContain(other.id);
+    }
+    expect(await t.ctx.subscriptions.find(business.id)).toMatchObject({ tier: 'BUSINESS', status: 'active' });
+    expect(await t.ctx.subscriptions.find(other.id)).toMatchObject({ status: 'active' });
+    expect(await t.ctx.subscriptions.list('tenant-a')).toHaveLength(1);
+  });
+
+  it('an admin sees and manages every account’s keys', async () => {
+    const other = await t.ctx.subscriptions.issue({ accountId: 'tenant-c', tier: 'PRO' });
+    const response = await t.get(`/v1/admin/keys/${other.id}`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: ApiKeyView }).data.account).toBe('tenant-c');
+  });
+});
+
+describe('logs', () => {
+  let store: Store;
+  let ctx: AppContext;
+  let app: FastifyInstance;
+  let url: string;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    store = await createTestStore();
+    await syncAreas(store);
+    const config = loadConfig({
+      LOG_LEVEL: 'trace',
+      DATABASE_URL: TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL : 'sqlite::memory:',
+      PUBLIC_URL: 'http://stoop.test',
+    });
+    ctx = await createContext({ config, store, clock: new ManualClock(TEST_NOW) });
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    // The production logger settings (redaction included), at the most verbose level.
+    const production = loggerOptions(config);
+    if (typeof production !== 'object' || production === null) throw new Error('expected logger options');
+    app = await buildApp(ctx, { logger: { ...production, level: 'trace', stream } });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await store?.close();
+  });
+
+  it('never contain a key, whether sent in a header, created, rejected or looked up', async () => {
+    const admin = (await ctx.subscriptions.issue({ accountId: 'ops', tier: 'INTERNAL' })).key;
+    const created = await post(url, admin, '/v1/admin/keys', { account: 'acme', tier: 'PRO' });
+    expect(created.status).toBe(201);
+    const issued = created.body.data;
+
+    const send = (authorization: string, path = '/v1/usage', method = 'GET') =>
+      fetch(`${url}${path}`, { method, headers: { authorization } });
+    expect((await send(`Bearer ${issued.key}`)).status).toBe(200);
+    expect((await send(`Bearer ${admin}`, `/v1/admin/keys/${issued.id}`)).status).toBe(200);
+    expect((await send(`Bearer ${issued.key}`, '/v1/admin/keys')).status).toBe(403);
+    expect((await send(`Basic ${issued.key}`)).status).toBe(401);
+    expect((await send(`Bearer ${admin}`, `/v1/admin/keys/${issued.id}`, 'DELETE')).status).toBe(200);
+    expect((await send(`Bearer ${issued.key}`)).status).toBe(401);
+
+    const log = lines.join('');
+    // The capture works: requests and the admin audit trail are there, by id and hint.
+    expect(log).toContain('incoming request');
+    expect(log).toContain('"action":"api_key.create"');
+    expect(log).toContain(issued.id);
+    expect(log).toContain(issued.hint);
+    for (const secret of [issued.key, admin]) {
+      expect(log).not.toContain(uuidOf(secret));
+      expect(log).not.toContain(sha256(secret));
+    }
+  });
+});

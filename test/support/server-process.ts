@@ -1,0 +1,140 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Redis for tests that need one: REDIS_URL, else the CI default. */
+export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+/**
+ * Whether a Redis server answers PING at `url` within `timeoutMs`. A plain
+ * socket, so an absent Redis costs one refused connection, not a client's
+ * reconnect loop.
+ */
+export function redisAnswers(url: string = TEST_REDIS_URL, timeoutMs = 1000): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+    socket.connect(Number(port || 6379), hostname.replace(/^\[|\]$/g, ''), () => {
+      socket.write('PING\r\n');
+    });
+  });
+}
+
+/**
+ * Environment that gives a test app (or a group of server processes) its own
+ * limits: Redis when the run has REDIS_URL, and a key namespace no other app
+ * shares. The namespace comes from DATABASE_SCHEMA (`stoop:<schema>`); the test
+ * store ignores it, and on SQLite it has no other effect.
+ */
+export function isolatedLimitsEnv(): Record<string, string> {
+  const env: Record<string, string> = { DATABASE_SCHEMA: `t_${randomBytes(6).toString('hex')}` };
+  if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
+  return env;
+}
+
+/** A loopback port that was free a moment ago (the OS picks it; the listener is closed again). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** SIGTERM, then SIGKILL if the process has not exited within a few seconds. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the real service (`node --import tsx src/main.ts`) as a child process
+ * on a fixed loopback port, and resolves once `/v1/health` answers. `env` is
+ * added to this process's environment; HOST, PORT and LOG_LEVEL are set here.
+ */
+export async function startServerProcess(options: {
+  port: number;
+  env: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<ServerProcess> {
+  const url = `http://127.0.0.1:${options.port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...options.env,
+      HOST: '127.0.0.1',
+      PORT: String(options.port),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`Server process exited with code ${child.exitCode} before answering:\n${stderr}`);
+    }
+    try {
+      const response = await fetch(`${url}/v1/health`);
+      if (response.ok) return { url, child, stop };
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await stop();
+  throw new Error(`Server process did not answer /v1/health on ${url} in time:\n${stderr}`);
+}
+
+/**
+ * Deletes every Redis key under `namespace:` (quota counters outlive a test
+ * run by 40 days otherwise). Returns how many were removed.
+ */
+export async function dropRedisNamespace(namespace: string, url: string = TEST_REDIS_URL): Promise<number> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let removed = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${namespace}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) removed += await redis.del(...keys);
+    } while (cursor !== '0');
+    return removed;
+  } finally {
+    redis.disconnect();
+  }
+}
