@@ -7,9 +7,16 @@ export function generateApiKey(prefix: string): string {
   return `${prefix}-${randomUUID()}`;
 }
 
+const shapes = new Map<string, RegExp>();
+
 /** Whether a bearer token has the shape of one of our API keys (case-sensitive prefix). */
 export function looksLikeApiKey(token: string, prefix: string): boolean {
-  return new RegExp(`^${prefix}-${UUID_V4}$`).test(token);
+  let shape = shapes.get(prefix);
+  if (!shape) {
+    shape = new RegExp(`^${prefix}-${UUID_V4}$`);
+    shapes.set(prefix, shape);
+  }
+  return shape.test(token);
 }
 
 /** The stored form of a key: hex SHA-256. Keys are random 122-bit UUIDs, so no salt or KDF is needed. */

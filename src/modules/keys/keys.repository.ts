@@ -1,9 +1,21 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 
 import type { ApiKeyRow, ApiKeysTable, Database } from '../../platform/db/tables.ts';
 
+const byHashQueries = new WeakMap<Kysely<Database>, CompiledQuery<ApiKeyRow>>();
+
+/**
+ * Runs on every authenticated request, so the query is built and compiled once
+ * per database and only its parameter changes (same SQL, same prepared statement).
+ */
 export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+  let compiled = byHashQueries.get(db);
+  if (!compiled) {
+    compiled = db.selectFrom('api_keys').selectAll().where('key_hash', '=', '').compile();
+    byHashQueries.set(db, compiled);
+  }
+  const result = await db.executeQuery<ApiKeyRow>({ ...compiled, parameters: [keyHash] });
+  return result.rows[0];
 }
 
 export async function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKeyRow | undefined> {

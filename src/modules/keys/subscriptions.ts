@@ -95,7 +95,7 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
   async check(key: string, now: Date): Promise<KeyCheck> {
     if (!looksLikeApiKey(key, this.keyPrefix)) return { ok: false, reason: 'INVALID_API_KEY' };
     const row = await findKeyByHash(this.db, hashApiKey(key));
-    if (!row || row.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
+    if (row?.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
     if (row.subscription_ends_at !== null && row.subscription_ends_at <= now.toISOString()) {
       return { ok: false, reason: 'EXPIRED_API_KEY' };
     }

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { ListingType } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import type { CachedSummary } from '../listings/summary-cache.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
 const DAY_MS = 86_400_000;
@@ -203,6 +204,11 @@ function buildPartition(unsorted: Entry[]): Partition {
 export class ActiveListingIndex {
   /** Reused result buffer: a search runs synchronously, so one per index is enough. */
   private readonly scratch: Int32Array;
+  /**
+   * Serialized summaries by row, filled by the search service: the index is
+   * rebuilt whenever the data version moves, so these never outlive their data.
+   */
+  private readonly summaries: Record<ListingType, (CachedSummary | undefined)[]>;
 
   private constructor(
     readonly version: string,
@@ -210,6 +216,7 @@ export class ActiveListingIndex {
     readonly size: number,
   ) {
     this.scratch = new Int32Array(Math.max(partitions.rental.size, partitions.sale.size));
+    this.summaries = { rental: new Array(partitions.rental.size), sale: new Array(partitions.sale.size) };
   }
 
   static async build(db: Kysely<Database>, version: string): Promise<ActiveListingIndex> {
@@ -309,7 +316,7 @@ export class ActiveListingIndex {
         for (let k = lowerBoundRows(rows, lo); k < rows.length; k++) {
           const row = rows[k]!;
           if (row >= hi) break;
-          if (filter.accepts(row)) positions[count++] = rank[row]!;
+          if (filter.passesAll || filter.accepts(row)) positions[count++] = rank[row]!;
         }
       }
     } else {
@@ -318,14 +325,20 @@ export class ActiveListingIndex {
       const areaSlot = p.areaSlot;
       for (let row = lo; row < hi; row++) {
         if (mask !== null && mask[areaSlot[row]!] !== 1) continue;
-        if (filter.accepts(row)) positions[count++] = rank[row]!;
+        if (filter.passesAll || filter.accepts(row)) positions[count++] = rank[row]!;
       }
     }
     const page = positions
       .subarray(0, count)
       .sort()
       .subarray(offset, offset + limit);
-    return { ids: Array.from(page, (position) => p.ids[order.byRank[position]!]!), total: count };
+    const rows = Array.from(page, (position) => order.byRank[position]!);
+    return {
+      ids: rows.map((row) => p.ids[row]!),
+      total: count,
+      rows,
+      summaries: this.summaries[c.listingType],
+    };
   }
 }
 
@@ -394,6 +407,8 @@ class RowFilter {
   private readonly checkMbps: boolean;
   private readonly minTransitScore: number;
   private readonly checkTransit: boolean;
+  /** No condition besides area and price (handled by the caller): every row passes. */
+  readonly passesAll: boolean;
 
   constructor(
     c: SearchCriteria,
@@ -435,6 +450,22 @@ class RowFilter {
     this.checkMbps = c.minDownloadMbps !== undefined;
     this.minTransitScore = c.minTransitScore ?? Number.NEGATIVE_INFINITY;
     this.checkTransit = c.minTransitScore !== undefined;
+    this.passesAll =
+      c.minBeds === undefined &&
+      c.maxBeds === undefined &&
+      c.minBaths === undefined &&
+      c.maxBaths === undefined &&
+      !this.checkSqft &&
+      c.maxMonthlyCost === undefined &&
+      flagMask === 0 &&
+      this.amenityMask === 0 &&
+      !this.checkListed &&
+      !this.checkDays &&
+      this.openHouse === 0 &&
+      this.buildingTypes === null &&
+      this.saleTypes === null &&
+      !this.checkMbps &&
+      !this.checkTransit;
   }
 
   accepts(row: number): boolean {

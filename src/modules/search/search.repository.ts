@@ -10,6 +10,7 @@ import type { ListingStatus, ListingType } from '../../domain/listing.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
+import type { CachedSummary } from '../listings/summary-cache.ts';
 import type { SearchSort, SortDir } from './search.schema.ts';
 
 /** Search criteria in storage terms: every bound inclusive, every list an OR, absent means unfiltered. */
@@ -196,6 +197,9 @@ function applySort(query: ListingQuery, c: SearchCriteria, dialect: Dialect): Li
 export interface IdPage {
   ids: string[];
   total: number;
+  /** Index path only: the rows of `ids` and a per-row slot cache for their serialized summaries. */
+  rows?: number[];
+  summaries?: (CachedSummary | undefined)[];
 }
 
 /**

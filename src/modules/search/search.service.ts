@@ -197,10 +197,19 @@ export class SearchService {
     perPage: number,
     dataVersion: string,
   ): Promise<SearchPage> {
-    const { ids, total } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
+    const { ids, total, rows, summaries } = await this.idPage(
+      criteria,
+      perPage,
+      (page - 1) * perPage,
+      dataVersion,
+    );
     const nowMs = criteria.now.getTime();
     this.cache.useVersion(dataVersion);
-    const found = ids.map((id) => this.cache.get(id, nowMs));
+    // Index pages look summaries up by row (an array read); others by id.
+    const found = ids.map((id, i) => {
+      const slot = rows && summaries ? summaries[rows[i]!] : undefined;
+      return slot && slot.validUntil > nowMs ? slot : this.cache.get(id, nowMs);
+    });
     const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length > 0) {
       const rows = await findSummaryRows(this.db, missing);
@@ -226,6 +235,11 @@ export class SearchService {
       }
       ids.forEach((id, i) => {
         found[i] ??= fresh.get(id);
+      });
+    }
+    if (rows && summaries) {
+      found.forEach((entry, i) => {
+        if (entry) summaries[rows[i]!] = entry;
       });
     }
     const items: Buffer[] = [];
