@@ -29,7 +29,7 @@ export function paginatedMeta(
     page: page.page,
     perPage: page.perPage,
     links: pageLinks(baseUrl, request.url, page, total),
-    warnings: [...unknownParamWarnings(request.url, knownParams), ...extraWarnings],
+    warnings: [...unknownParamWarnings(request.query, knownParams), ...extraWarnings],
   };
 }
 

@@ -56,16 +56,15 @@ export function pageLinks(baseUrl: string, rawUrl: string, page: PageRequest, to
   };
 }
 
-/** Warnings for query parameters the operation does not know (they are ignored, not rejected). */
-export function unknownParamWarnings(rawUrl: string, known: ReadonlySet<string>): string[] {
-  const search = rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '';
+/**
+ * Warnings for query parameters the operation does not know (they are ignored,
+ * not rejected). Reads the parsed query: the schemas keep unknown keys there.
+ */
+export function unknownParamWarnings(query: unknown, known: ReadonlySet<string>): string[] {
   const warnings: string[] = [];
-  const seen = new Set<string>();
-  for (const key of new URLSearchParams(search).keys()) {
-    if (!known.has(key) && !seen.has(key)) {
-      seen.add(key);
-      warnings.push(`Unknown parameter "${key}" was ignored.`);
-    }
+  if (query === null || typeof query !== 'object') return warnings;
+  for (const key of Object.keys(query)) {
+    if (!known.has(key)) warnings.push(`Unknown parameter "${key}" was ignored.`);
   }
   return warnings;
 }
