@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SummaryLineReporter } from './test/support/summary-reporter.ts';
 
 export default defineConfig({
   test: {
@@ -8,6 +9,6 @@ export default defineConfig({
     // Two cores: more workers only add contention on the shared database.
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-    reporters: ['default'],
+    reporters: ['default', new SummaryLineReporter()],
   },
 });
