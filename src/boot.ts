@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import { openStore, type Store } from './platform/db/database.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
 import { syncAreas } from './reference/areas-store.ts';
-import { hasDemoMarket, loadDemoMarket } from './upstream/demo/load.ts';
+import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './upstream/demo/load.ts';
 import { createProgressReporter } from './upstream/demo/progress.ts';
 
 export async function openConfiguredStore(config: Config): Promise<Store> {
@@ -21,22 +21,29 @@ export async function prepareStore(store: Store): Promise<void> {
   await syncAreas(store);
 }
 
-/** Loads the demo market unless the store already has market data. Returns whether it loaded. */
+/**
+ * Loads the demo market into an empty store, or reloads it when an earlier
+ * load was interrupted. A store holding other market data (an ingested feed)
+ * is left alone. Returns whether it loaded.
+ */
 export async function seedDemoIfEmpty(
   store: Store,
   config: Config,
   log: (line: string) => void,
+  options: { replace?: boolean } = {},
 ): Promise<boolean> {
-  if (!config.demo.enabled || (await hasDemoMarket(store))) return false;
-  log(
-    `Loading the synthetic demo market (seed ${config.demo.seed}, scale ${config.demo.scale}); first start only…`,
-  );
+  if (!config.demo.enabled) return false;
+  const interrupted = await isDemoLoadInterrupted(store);
+  if (!options.replace && !interrupted && !(await isStoreEmpty(store))) return false;
+  if (interrupted) log('An earlier demo market load did not finish; loading it again.');
+  log(`Loading the synthetic demo market (seed ${config.demo.seed}, scale ${config.demo.scale})…`);
   const progress = createProgressReporter('Demo market');
   const result = await loadDemoMarket(store, {
     seed: config.demo.seed,
     scale: config.demo.scale,
     now: new Date(),
     onProgress: progress.update,
+    replace: options.replace === true || interrupted,
   });
   progress.stop();
   log(

@@ -59,7 +59,8 @@ export function buildCli(): Command {
     .description('load the synthetic demo market into an empty store, then exit')
     .option('--seed <n>', 'generator seed (env DEMO_SEED)', intOption)
     .option('--scale <x>', 'market size multiplier, 1 = full demo (env DEMO_SCALE)', numberOption)
-    .action(async (opts: { seed?: number; scale?: number }) => {
+    .option('--replace', 'delete the market the store holds and load the demo market again')
+    .action(async (opts: { seed?: number; scale?: number; replace?: boolean }) => {
       const cfg = config({
         DEMO: 'true',
         DEMO_SEED: opts.seed?.toString(),
@@ -68,8 +69,8 @@ export function buildCli(): Command {
       const store = await openConfiguredStore(cfg);
       try {
         await prepareStore(store);
-        const loaded = await seedDemoIfEmpty(store, cfg, log);
-        if (!loaded) log('The store already holds market data; nothing loaded.');
+        const loaded = await seedDemoIfEmpty(store, cfg, log, { replace: opts.replace === true });
+        if (!loaded) log('The store already holds market data; nothing loaded (use --replace to reload).');
       } finally {
         await store.close();
       }

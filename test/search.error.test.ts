@@ -43,6 +43,9 @@ describe('search parameter errors', () => {
     expect(body.error).toMatchObject({ code: 'INVALID_PARAMS', status: 400 });
     expect(body.error.message).toContain(`"${parameter}"`);
     expect(body.error.details?.params?.[0]).toMatchObject({ parameter, rule, location: 'query' });
+    if (parameter.startsWith('listed') && rule === 'pattern') expect(body.error.message).toContain('date');
+    if (parameter === 'amenities' && rule === 'pattern')
+      expect(body.error.message).toContain('comma-separated');
   });
 
   it('never answers 500 to hostile input', async () => {

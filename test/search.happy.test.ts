@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingSummary } from '../src/modules/listings/listing.schema.ts';
 import { SearchResponse } from '../src/modules/search/search.schema.ts';
@@ -124,6 +125,31 @@ describe('GET /v1/search/rentals', () => {
     const sales = await getJson<SearchResponse>(t, '/v1/search/sales?noFee=true&perPage=1');
     expect(sales.body.meta.warnings).toEqual(['Unknown parameter "noFee" was ignored.']);
     expect(sales.body.data.every((l) => l.listingType === 'sale')).toBe(true);
+  });
+
+  it('builds links from PUBLIC_URL even for absolute-form request targets', async () => {
+    const { port } = new URL(t.url);
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: 'http://evil.example/v1/search/rentals?perPage=1',
+          headers: { authorization: `Bearer ${t.internalKey}` },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve(text));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    const links = (JSON.parse(body) as SearchResponse).meta.links;
+    expect(links.self).toBe('http://stoop.test/v1/search/rentals?page=1&perPage=1');
   });
 
   it('an empty result is page 1 of 1 with no next link', async () => {

@@ -33,8 +33,11 @@ export function describeValidationIssue(issue: AjvIssue, context: string | undef
     message = `must be one of ${issue.params.allowedValues.join(', ')}`;
   } else if (issue.keyword === 'type' && typeof issue.params.type === 'string') {
     message = `must be ${/^[aeiou]/.test(issue.params.type) ? 'an' : 'a'} ${issue.params.type}`;
-  } else if (issue.keyword === 'pattern' && location === 'query') {
-    message = 'has an invalid format (expected a comma-separated list of the documented values)';
+  } else if (issue.keyword === 'pattern') {
+    const pattern = typeof issue.params.pattern === 'string' ? issue.params.pattern : '';
+    if (pattern.includes('\\d{4}-')) message = 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time';
+    else if (pattern.includes(',')) message = 'must be a comma-separated list of the documented values';
+    else message = 'has an invalid format';
   } else if (issue.keyword === 'required') {
     message = 'is required';
   } else if (issue.keyword === 'additionalProperties') {

@@ -38,7 +38,9 @@ export function assertPageInRange(page: PageRequest, total: number): void {
  */
 export function pageLinks(baseUrl: string, rawUrl: string, page: PageRequest, total: number): PageLinks {
   const queryStart = rawUrl.indexOf('?');
-  const path = queryStart === -1 ? rawUrl : rawUrl.slice(0, queryStart);
+  let path = queryStart === -1 ? rawUrl : rawUrl.slice(0, queryStart);
+  // An absolute-form request target (`GET http://host/path`) must not leak its host into links.
+  if (!path.startsWith('/')) path = new URL(path, 'http://placeholder').pathname;
   const params = new URLSearchParams(queryStart === -1 ? '' : rawUrl.slice(queryStart + 1));
   params.delete('page');
   params.delete('perPage');

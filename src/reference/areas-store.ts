@@ -42,5 +42,14 @@ export async function syncAreas(
     }
     const ids = rows.map((r) => r.id);
     if (ids.length > 0) await trx.deleteFrom('areas').where('id', 'not in', ids).execute();
+    // The area tree's `dataAge`: when this reference data was last loaded.
+    const now = new Date().toISOString();
+    await trx
+      .insertInto('sync_state')
+      .values({ scope: 'areas', refreshed_at: now, detail: `${rows.length} areas` })
+      .onConflict((oc) =>
+        oc.column('scope').doUpdateSet({ refreshed_at: now, detail: `${rows.length} areas` }),
+      )
+      .execute();
   });
 }

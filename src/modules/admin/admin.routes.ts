@@ -36,9 +36,8 @@ export interface KeyChange {
  * status (disable/revoke) is applied first and loosening (enable) last, so a
  * change that fails half-way never leaves a key more usable than asked.
  *
- * Known limit: the revoked check and the writes are separate statements, so a
- * revoke racing an enable of the same key could be overwritten; the provider
- * has no conditional update to close that window.
+ * The check here gives a clear 409; the provider's UPDATE also refuses to touch
+ * a revoked key, so a revoke racing an enable cannot be undone.
  */
 export async function changeApiKey(
   provider: SubscriptionProvider,

@@ -30,7 +30,12 @@ export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void 
       const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
       const page = { page: query.page ?? 1, perPage: capped.perPage };
       const include = new Set((query.include?.split(',') ?? []) as AreaInclude[]);
-      const result = await ctx.areas.list({ ...query, include, ...page });
+      const result = await ctx.areas.list({
+        ...query,
+        include,
+        ...page,
+        dataVersion: await ctx.syncState.version(),
+      });
       assertPageInRange(page, result.total);
       const freshness = describeFreshness({
         tier: request.caller.tier,

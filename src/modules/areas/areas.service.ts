@@ -13,6 +13,8 @@ export interface AreaQuery {
   include: ReadonlySet<AreaInclude>;
   page: number;
   perPage: number;
+  /** Current data version (listing counts are cached per version). */
+  dataVersion: string;
 }
 
 export interface AreaPage {
@@ -39,7 +41,11 @@ export function toAreaRef(record: AreaRecord) {
  * listing counts do, through a short-lived cache.
  */
 export class AreasService {
-  private countsCache: { at: number; counts: Map<number, { rentals: number; sales: number }> } | null = null;
+  private countsCache: {
+    at: number;
+    version: string;
+    counts: Map<number, { rentals: number; sales: number }>;
+  } | null = null;
 
   constructor(
     private readonly tree: AreaTree,
@@ -65,7 +71,7 @@ export class AreasService {
     const total = matches.length;
     const start = (query.page - 1) * query.perPage;
     const pageRecords = matches.slice(start, start + query.perPage);
-    const counts = query.include.has('counts') ? await this.rolledUpCounts() : null;
+    const counts = query.include.has('counts') ? await this.rolledUpCounts(query.dataVersion) : null;
     const items = pageRecords.map((record) => this.present(record, query.include, counts));
     return { items, total };
   }
@@ -88,9 +94,11 @@ export class AreasService {
     return area;
   }
 
-  private async rolledUpCounts(): Promise<Map<number, { rentals: number; sales: number }>> {
+  /** Cached per data version (and at most COUNTS_TTL_MS): a refresh shows at once. */
+  private async rolledUpCounts(version: string): Promise<Map<number, { rentals: number; sales: number }>> {
     const now = this.clock.now().getTime();
-    if (this.countsCache && now - this.countsCache.at < COUNTS_TTL_MS) return this.countsCache.counts;
+    const cached = this.countsCache;
+    if (cached && cached.version === version && now - cached.at < COUNTS_TTL_MS) return cached.counts;
     const perArea = await countActiveListingsByArea(this.db);
     const counts = new Map<number, { rentals: number; sales: number }>();
     for (const { areaId, listingType, count } of perArea) {
@@ -102,7 +110,7 @@ export class AreasService {
         counts.set(id, entry);
       }
     }
-    this.countsCache = { at: now, counts };
+    this.countsCache = { at: now, version, counts };
     return counts;
   }
 }

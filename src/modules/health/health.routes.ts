@@ -52,7 +52,13 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
       let dbStatus: 'ok' | 'unreachable' = 'ok';
       let latencyMs: number | null = null;
       try {
-        await sql`select 1`.execute(ctx.store.db);
+        // Bounded: health must answer (as degraded) even when the database hangs.
+        await Promise.race([
+          sql`select 1`.execute(ctx.store.db),
+          new Promise((_, reject) =>
+            setTimeout(() => reject(new Error('database probe timed out')), 2000).unref(),
+          ),
+        ]);
         latencyMs = Math.round((performance.now() - started) * 100) / 100;
       } catch {
         dbStatus = 'unreachable';

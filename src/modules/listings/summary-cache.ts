@@ -43,7 +43,12 @@ export class SummaryCache {
     return entry;
   }
 
-  set(id: string, entry: CachedSummary): void {
+  /**
+   * Stores an entry built from data read under `version`; ignored when the cache
+   * has moved on meanwhile (old rows must not outlive their version).
+   */
+  set(id: string, entry: CachedSummary, version: string): void {
+    if (version !== this.version) return;
     // Simple bound: when full, start over (a working set refills in a few requests).
     if (this.entries.size >= this.capacity) this.entries.clear();
     this.entries.set(id, entry);

@@ -486,7 +486,8 @@ class RowFilter {
       if (!(listed >= this.listedFrom && listed <= this.listedTo)) return false;
     }
     if (this.checkDays) {
-      const days = Math.floor((this.nowMs - p.listedAt[row]!) / DAY_MS);
+      // Clamped at 0 as displayed; NaN (unknown date) still fails both bounds.
+      const days = Math.max(0, Math.floor((this.nowMs - p.listedAt[row]!) / DAY_MS));
       if (!(days >= this.minDays && days <= this.maxDays)) return false;
     }
     if (this.openHouse !== 0) {

@@ -54,10 +54,12 @@ type Eb = ExpressionBuilder<Database, 'listings'>;
 const DAY_MS = 86_400_000;
 
 /** Whole days from `from` to `to` (ISO text columns or parameters), in the dialect's date arithmetic. */
+/** Whole days from `from` to `to`, never below 0 (as the mapper shows them). */
 function daysBetween(dialect: Dialect, from: Expression<unknown>, to: Expression<unknown>) {
   return dialect === 'sqlite'
-    ? sql<number>`cast(julianday(${to}) - julianday(${from}) as integer)`
-    : sql<number>`floor(extract(epoch from (cast(${to} as timestamptz) - cast(${from} as timestamptz))) / 86400)::int`;
+    ? sql<number>`max(0, cast(julianday(${to}) - julianday(${from}) as integer))`
+    : // greatest() ignores NULLs; an unknown date must stay NULL (sorted last, never matched).
+      sql<number>`case when ${from} is null or ${to} is null then null else greatest(0, floor(extract(epoch from (cast(${to} as timestamptz) - cast(${from} as timestamptz))) / 86400)::int) end`;
 }
 
 /**
@@ -136,7 +138,9 @@ function applyFilters(query: ListingQuery, c: SearchCriteria, dialect: Dialect):
 function daysOnMarketFilter(eb: Eb, c: SearchCriteria, dialect: Dialect, nowIso: string) {
   const activeConds = [eb('listings.status', '=', 'ACTIVE')];
   // DOM ≥ n  ⇔  listed_at ≤ now − n days;  DOM ≤ m  ⇔  listed_at > now − (m+1) days.
-  if (c.minDaysOnMarket !== undefined) {
+  // DOM is clamped at 0 (a listing dated in the future shows 0), so n = 0 only needs a date.
+  if (c.minDaysOnMarket === 0) activeConds.push(eb('listings.listed_at', 'is not', null));
+  else if (c.minDaysOnMarket !== undefined) {
     activeConds.push(
       eb('listings.listed_at', '<=', new Date(c.now.getTime() - c.minDaysOnMarket * DAY_MS).toISOString()),
     );

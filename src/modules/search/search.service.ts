@@ -88,6 +88,8 @@ export class SearchService {
 
   private index: ActiveListingIndex | null = null;
   private indexBuild: { version: string; done: Promise<void> } | null = null;
+  /** The data version most recently asked for. */
+  private latestVersion: string | null = null;
 
   /** Area ids to filter on: each requested area and all its descendants. */
   resolveAreas(areas: string | undefined): number[] | null {
@@ -163,10 +165,13 @@ export class SearchService {
    */
   prepareIndex(version: string): Promise<void> {
     if (!this.useIndex || this.index?.version === version) return Promise.resolve();
+    this.latestVersion = version;
     if (this.indexBuild?.version === version) return this.indexBuild.done;
     const done = ActiveListingIndex.build(this.db, version)
       .then((index) => {
-        if (!this.index || this.index.version !== version) this.index = index;
+        // Only the newest requested version is installed: a slow build for an
+        // older version must not replace a newer index.
+        if (this.latestVersion === version) this.index = index;
       })
       .catch(() => {
         // Searches keep using SQL; the next version change tries again.
@@ -230,14 +235,14 @@ export class SearchService {
           detailScraped: summary.detailScraped,
           validUntil: summaryValidUntil(row, criteria.now),
         };
-        this.cache.set(row.id, entry);
+        this.cache.set(row.id, entry, dataVersion);
         fresh.set(row.id, entry);
       }
       ids.forEach((id, i) => {
         found[i] ??= fresh.get(id);
       });
     }
-    if (rows && summaries) {
+    if (rows && summaries && this.index?.version === dataVersion) {
       found.forEach((entry, i) => {
         if (entry) summaries[rows[i]!] = entry;
       });

@@ -93,8 +93,13 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
+    // A server that drops packets must not hang requests: connecting and each
+    // statement are bounded, and the failure surfaces as an error.
+    connectionTimeoutMillis: 5_000,
     // Every pooled connection starts on the configured schema.
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    options: [schema ? `-c search_path=${schema}` : '', '-c statement_timeout=30000']
+      .filter(Boolean)
+      .join(' '),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // Fail at boot, with the driver's message, when the server is unreachable.

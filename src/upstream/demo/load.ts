@@ -246,6 +246,22 @@ export async function isStoreEmpty(store: Store): Promise<boolean> {
   return building === undefined;
 }
 
+/** Written when a demo load starts and removed by the transaction that completes it. */
+export const DEMO_LOADING_SCOPE = 'demo:loading';
+
+/**
+ * True when a demo load started and never finished (the process was stopped
+ * mid-load): the store holds part of a market and must be reloaded.
+ */
+export async function isDemoLoadInterrupted(store: Store): Promise<boolean> {
+  const marker = await store.db
+    .selectFrom('sync_state')
+    .select('scope')
+    .where('scope', '=', DEMO_LOADING_SCOPE)
+    .executeTakeFirst();
+  return marker !== undefined;
+}
+
 /** True when a demo market was loaded (its `sync_state` marker exists) and listings are present. */
 export async function hasDemoMarket(store: Store): Promise<boolean> {
   const marker = await store.db
@@ -264,6 +280,12 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
       throw new Error('The store already holds market data; pass replace: true to reload it.');
     await clearMarket(store);
   }
+  // Committed before any market row, so an interrupted load is recognisable at the next start.
+  await store.db
+    .insertInto('sync_state')
+    .values({ scope: DEMO_LOADING_SCOPE, refreshed_at: options.now.toISOString(), detail: null })
+    .onConflict((oc) => oc.column('scope').doUpdateSet({ refreshed_at: options.now.toISOString() }))
+    .execute();
   const generator = new DemoMarketGenerator({ seed: options.seed, scale: options.scale, now: options.now });
   const writers = Object.fromEntries(
     Object.entries(COLUMNS).map(([table, columns]) => [
@@ -330,6 +352,7 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
         detail: JSON.stringify({ seed: options.seed, scale: options.scale, generatedAt: nowIso }),
       },
     ];
+    await trx.deleteFrom('sync_state').where('scope', '=', DEMO_LOADING_SCOPE).execute();
     for (const row of scopes) {
       await trx
         .insertInto('sync_state')

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDemoIfEmpty } from '../src/boot.ts';
+import { loadConfig } from '../src/config.ts';
+import type { Store } from '../src/platform/db/database.ts';
+import { syncAreas } from '../src/reference/areas-store.ts';
+import { DEMO_LOADING_SCOPE, hasDemoMarket, loadDemoMarket } from '../src/upstream/demo/load.ts';
+import { createTestStore } from './support/store.ts';
+
+let store: Store;
+beforeAll(async () => {
+  store = await createTestStore();
+  await syncAreas(store);
+});
+afterAll(async () => {
+  await store?.close();
+});
+
+const config = loadConfig({ DEMO_SCALE: '0.005', DEMO_SEED: '3' });
+const quiet = () => {};
+
+describe('first-start seeding', () => {
+  it('reloads a demo market whose load was interrupted, instead of refusing to start', async () => {
+    await loadDemoMarket(store, { seed: 3, scale: 0.005, now: new Date('2026-11-01T00:00:00Z') });
+    // What a stop mid-load leaves: market rows, the loading marker, no completion marker.
+    await store.db.deleteFrom('sync_state').where('scope', '=', 'demo').execute();
+    await store.db
+      .insertInto('sync_state')
+      .values({ scope: DEMO_LOADING_SCOPE, refreshed_at: '2026-11-01T00:00:00.000Z', detail: null })
+      .execute();
+    expect(await hasDemoMarket(store)).toBe(false);
+
+    expect(await seedDemoIfEmpty(store, config, quiet)).toBe(true);
+    expect(await hasDemoMarket(store)).toBe(true);
+    const loading = await store.db
+      .selectFrom('sync_state')
+      .selectAll()
+      .where('scope', '=', DEMO_LOADING_SCOPE)
+      .execute();
+    expect(loading).toEqual([]);
+  });
+
+  it('leaves a complete market, or other market data, alone', async () => {
+    expect(await seedDemoIfEmpty(store, config, quiet)).toBe(false);
+    await store.db.deleteFrom('sync_state').where('scope', '=', 'demo').execute();
+    // Market rows with no demo marker at all: an operator's own feed. Not touched.
+    expect(await seedDemoIfEmpty(store, config, quiet)).toBe(false);
+    const listings = await store.db
+      .selectFrom('listings')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(listings.n)).toBeGreaterThan(0);
+  });
+});
