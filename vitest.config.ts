@@ -4,6 +4,7 @@ import { SummaryLineReporter } from './test/support/summary-reporter.ts';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores: more workers only add contention on the shared database.

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, createContext } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -89,11 +88,7 @@ async function usage(key: string): Promise<{ status: number; tier?: string; code
 afterAll(async () => {
   await app?.close();
   await store?.close();
-  if (schema) {
-    const cleanup = await openStore({ dialect: 'postgres', databaseUrl, poolSize: 1 });
-    await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(cleanup.db);
-    await cleanup.close();
-  }
+  // A `t_…` schema: dropped by the global teardown (test/support/global-setup.ts).
   rmSync(dataDir, { recursive: true, force: true });
 });
 

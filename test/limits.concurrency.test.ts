@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSubscriptionProvider } from '../src/modules/keys/subscriptions.ts';
 import { systemClock } from '../src/platform/clock.ts';
@@ -148,11 +147,7 @@ describe.skipIf(!redisUp)(
     afterAll(async () => {
       await Promise.all(servers.map((s) => s.stop()));
       await dropRedisNamespace(`stoop:${schema}`);
-      if (TEST_DIALECT === 'postgres') {
-        const admin = await openStore({ dialect: 'postgres', databaseUrl, poolSize: 1 });
-        await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(admin.db);
-        await admin.close();
-      }
+      // The `t_…` schema is dropped by the global teardown (test/support/global-setup.ts).
       rmSync(dataDir, { recursive: true, force: true });
     });
 

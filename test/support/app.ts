@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
 import { loadDemoMarket } from '../../src/upstream/demo/load.ts';
+import { dropRedisNamespace } from './server-process.ts';
 import { createTestStore, TEST_DIALECT } from './store.ts';
 
 /** The instant every test market is generated at and the test clock starts from. */
@@ -60,7 +61,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     REDIS_URL: process.env.REDIS_URL ?? '',
     ...options.env,
   });
-  const ctx = await createContext({ config, store, clock, limitsNamespace: `stoop-test:${randomUUID()}` });
+  // Its own Redis namespace unless the test chose one (REDIS_PREFIX), removed on close.
+  const ownNamespace = options.env?.REDIS_PREFIX === undefined ? `stoop-test:${randomUUID()}` : undefined;
+  const ctx = await createContext({
+    config,
+    store,
+    clock,
+    limitsNamespace: ownNamespace ?? config.redisPrefix,
+  });
   const app = await buildApp(ctx, { logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const internalKey = (await ctx.subscriptions.issue({ accountId: 'stoop-tests', tier: 'INTERNAL' })).key;
@@ -82,6 +90,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     close: async () => {
       await app.close();
       await store.close();
+      if (ownNamespace && config.redisUrl) await dropRedisNamespace(ownNamespace, config.redisUrl);
     },
   };
 }

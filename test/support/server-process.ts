@@ -37,7 +37,8 @@ export function redisAnswers(url: string = TEST_REDIS_URL, timeoutMs = 1000): Pr
  * store ignores it, and on SQLite it has no other effect.
  */
 export function isolatedLimitsEnv(): Record<string, string> {
-  const env: Record<string, string> = { DATABASE_SCHEMA: `t_${randomBytes(6).toString('hex')}` };
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const env: Record<string, string> = { DATABASE_SCHEMA: schema, REDIS_PREFIX: `stoop:${schema}` };
   if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
   return env;
 }

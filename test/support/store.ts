@@ -11,8 +11,8 @@ export const TEST_DIALECT: 'sqlite' | 'postgres' = /^postgres/.test(process.env.
   : 'sqlite';
 
 /**
- * A fresh, migrated, empty store. On PostgreSQL each call gets its own schema,
- * dropped on close, so test files never see each other's rows.
+ * A fresh, migrated, empty store. On PostgreSQL each call gets its own `t_…`
+ * schema, so test files never see each other's rows.
  */
 export async function createTestStore(): Promise<Store> {
   if (TEST_DIALECT === 'sqlite') {
@@ -24,14 +24,6 @@ export async function createTestStore(): Promise<Store> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const store = await openStore({ dialect: 'postgres', databaseUrl, schema, poolSize: 4 });
   await migrateToLatest(store);
-  return {
-    ...store,
-    close: async () => {
-      await store.close();
-      const cleanup = await openStore({ dialect: 'postgres', databaseUrl, poolSize: 1 });
-      const { sql } = await import('kysely');
-      await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(cleanup.db);
-      await cleanup.close();
-    },
-  };
+  // The schema is dropped by the global teardown, not here (see global-setup.ts).
+  return store;
 }

@@ -11,12 +11,15 @@ export class SummaryLineReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const module of testModules) {
+      let failedHere = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
+        else if (state === 'failed') failedHere++;
         else skipped++;
       }
+      // A file that failed outside its tests (a hook, an import) counts as one failure.
+      failed += failedHere === 0 && module.state() === 'failed' ? 1 : failedHere;
     }
     const line = `\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`;
     // Written at exit, after vitest's own summary, so it is the run's last line.
