@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,12 +12,12 @@ import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/admin/admin.sc
 import { KeysCliError, registerKeysCommands } from '../src/modules/keys/keys.cli.ts';
 import { openStore, type Store } from '../src/platform/db/database.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
-import { TEST_DIALECT } from './support/store.ts';
+import { TEST_DIALECT, testSchemaName } from './support/store.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'stoop-keys-cli-'));
 // On PostgreSQL the CLI and the app share a throw-away schema; on SQLite a file in a temp dir.
-const schema = TEST_DIALECT === 'postgres' ? `t_cli_${randomBytes(5).toString('hex')}` : undefined;
+const schema = TEST_DIALECT === 'postgres' ? testSchemaName() : undefined;
 const databaseUrl =
   TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +17,7 @@ import {
   startServerProcess,
   TEST_REDIS_URL,
 } from './support/server-process.ts';
-import { TEST_DIALECT } from './support/store.ts';
+import { TEST_DIALECT, testSchemaName } from './support/store.ts';
 
 const BURST = 200;
 const STARTER_PER_MINUTE = 30;
@@ -108,7 +107,7 @@ describe.skipIf(!redisUp)(
   `rate limit under concurrency, two processes sharing Redis (${TEST_REDIS_URL})`,
   () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'stoop-limits-'));
-    const schema = `t_${randomBytes(6).toString('hex')}`;
+    const schema = testSchemaName();
     const databaseUrl =
       TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
     const servers: ServerProcess[] = [];

@@ -1,12 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
+/** Schemas of runs that started longer ago than this are leftovers (a killed run). */
+const STALE_AFTER_S = 6 * 3600;
+
 /**
- * PostgreSQL test schemas (`t_…`) are dropped once before and once after the
- * whole run, never while test files run: Kysely's migrator introspects every
- * schema in the database, and a schema dropped concurrently by another test
- * file makes that introspection fail ("relation t_….buildings does not exist").
+ * PostgreSQL test schemas (`t_<run>_…`, see testSchemaName) are dropped after
+ * the run that made them, never while test files run: Kysely's migrator
+ * introspects every schema in the database, and a schema dropped under it by
+ * another test file makes that introspection fail. Runs going on at the same
+ * time against the same database keep their own schemas; leftovers of runs
+ * older than STALE_AFTER_S are removed at the next start.
  */
-async function dropTestSchemas(): Promise<void> {
+async function dropSchemas(filter: (run: string, startedAt: number) => boolean): Promise<void> {
   const url = process.env.DATABASE_URL;
   if (!url || !/^postgres/.test(url)) return;
   const client = new pg.Client({ connectionString: url });
@@ -15,13 +21,23 @@ async function dropTestSchemas(): Promise<void> {
     const { rows } = await client.query<{ nspname: string }>(
       "select nspname from pg_namespace where nspname like 't\\_%'",
     );
-    for (const { nspname } of rows) await client.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
+    for (const { nspname } of rows) {
+      const match = /^t_((\d+)x[0-9a-f]+)_/.exec(nspname);
+      // Names from before run ids existed are leftovers too.
+      if (!match || filter(match[1]!, Number(match[2]))) {
+        await client.query(`DROP SCHEMA IF EXISTS "${nspname}" CASCADE`);
+      }
+    }
   } finally {
     await client.end();
   }
 }
 
 export async function setup(): Promise<() => Promise<void>> {
-  await dropTestSchemas();
-  return dropTestSchemas;
+  const startedAt = Math.floor(Date.now() / 1000);
+  const run = `${startedAt}x${randomBytes(2).toString('hex')}`;
+  // Inherited by the test workers, which name their schemas after it.
+  process.env.STOOP_TEST_RUN = run;
+  await dropSchemas((_, at) => at < startedAt - STALE_AFTER_S);
+  return () => dropSchemas((other) => other === run);
 }

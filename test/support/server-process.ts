@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createServer, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { testSchemaName } from './store.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -37,7 +37,7 @@ export function redisAnswers(url: string = TEST_REDIS_URL, timeoutMs = 1000): Pr
  * store ignores it, and on SQLite it has no other effect.
  */
 export function isolatedLimitsEnv(): Record<string, string> {
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const schema = testSchemaName();
   const env: Record<string, string> = { DATABASE_SCHEMA: schema, REDIS_PREFIX: `stoop:${schema}` };
   if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
   return env;

@@ -11,6 +11,18 @@ export const TEST_DIALECT: 'sqlite' | 'postgres' = /^postgres/.test(process.env.
   : 'sqlite';
 
 /**
+ * A PostgreSQL schema name owned by this test run: `t_<run>_<random>`, where
+ * `<run>` (set by the global setup) starts with the run's start time, so a run
+ * drops only its own schemas and stale ones from runs long gone — never those
+ * of another run going on at the same time against the same database.
+ */
+export function testSchemaName(): string {
+  const run =
+    process.env.STOOP_TEST_RUN ?? `${Math.floor(Date.now() / 1000)}x${randomBytes(2).toString('hex')}`;
+  return `t_${run}_${randomBytes(4).toString('hex')}`;
+}
+
+/**
  * A fresh, migrated, empty store. On PostgreSQL each call gets its own `t_…`
  * schema, so test files never see each other's rows.
  */
@@ -21,7 +33,7 @@ export async function createTestStore(): Promise<Store> {
     return store;
   }
   const databaseUrl = process.env.DATABASE_URL!;
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const schema = testSchemaName();
   const store = await openStore({ dialect: 'postgres', databaseUrl, schema, poolSize: 4 });
   await migrateToLatest(store);
   // The schema is dropped by the global teardown, not here (see global-setup.ts).
