@@ -49,12 +49,14 @@ describe('BufferedQuotaStore (embedded quotas)', () => {
   it('flushes in the background on its interval', async () => {
     const quota = new BufferedQuotaStore(store.db, 20);
     await quota.increment('ip:1.2.3.4', '2026-11', 100);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const row = await store.db
-      .selectFrom('usage_counters')
-      .selectAll()
-      .where('bucket', '=', 'ip:1.2.3.4')
-      .executeTakeFirst();
+    // Poll (bounded) rather than sleep a fixed time: CI machines can be slow.
+    const read = () =>
+      store.db.selectFrom('usage_counters').selectAll().where('bucket', '=', 'ip:1.2.3.4').executeTakeFirst();
+    let row = await read();
+    for (let i = 0; i < 100 && row === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      row = await read();
+    }
     expect(row?.used).toBe(1);
     await quota.close();
   });
