@@ -76,7 +76,28 @@ export function serviceScenarios(inputs: ScenarioInputs): Scenario[] {
         })}`;
       },
     },
+    {
+      name: 'market-snapshot-borough',
+      target: 'service',
+      description:
+        'GET /v1/market/rentals/snapshot for a random borough and bedroom bucket (or all): cached figures per data version.',
+      nextPath: (rng) =>
+        `/v1/market/rentals/snapshot?${query({ areaId: randomInt(rng, 1, 5) * 100, ...bedroomsParam(rng) })}`,
+    },
+    {
+      name: 'market-snapshot-nyc',
+      target: 'service',
+      description:
+        'GET /v1/market/rentals/snapshot for the root area (all NYC + NJ) and a random bedroom bucket (or all).',
+      nextPath: (rng) => `/v1/market/rentals/snapshot?${query({ areaId: 1, ...bedroomsParam(rng) })}`,
+    },
   ];
+}
+
+/** A bedroom bucket 0–4, or none (every count) one time in six. */
+function bedroomsParam(rng: Rng): { bedrooms?: number } {
+  const pick = randomInt(rng, 0, 5);
+  return pick === 5 ? {} : { bedrooms: pick };
 }
 
 /** Same body bytes as a real search response, served with no work: the ceiling on this machine. */

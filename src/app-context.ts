@@ -1,6 +1,9 @@
 import type { Config } from './config.ts';
+import type { MarketSnapshotJob } from './jobs/market-snapshots.ts';
 import type { AreasService } from './modules/areas/areas.service.ts';
 import type { SubscriptionProvider } from './modules/keys/subscriptions.ts';
+import type { MarketService } from './modules/market/market.service.ts';
+import type { MarketTrends } from './modules/market/trends.ts';
 import type { SearchService } from './modules/search/search.service.ts';
 import type { SyncStateReader } from './modules/sync/sync-state.ts';
 import type { Clock } from './platform/clock.ts';
@@ -17,6 +20,10 @@ export interface AppContext {
   readonly syncState: SyncStateReader;
   readonly areas: AreasService;
   readonly search: SearchService;
+  readonly market: MarketService;
+  readonly marketTrends: MarketTrends;
+  /** Materializes daily market snapshots; started by the server (boot.ts), run directly by tests. */
+  readonly marketSnapshots: MarketSnapshotJob;
   readonly subscriptions: SubscriptionProvider;
   readonly limits: Limits;
 }

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { installAccessControl } from './http/access.ts';
 import { installErrorHandling, rejectNonFiniteQueryNumbers } from './http/error-handler.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
+import { MarketSnapshotJob } from './jobs/market-snapshots.ts';
 import { registerAdminRoutes } from './modules/admin/admin.routes.ts';
 import { ADMIN_SCHEMAS } from './modules/admin/admin.schema.ts';
 import { listAreas } from './modules/areas/areas.repository.ts';
@@ -16,6 +17,10 @@ import { AreasService } from './modules/areas/areas.service.ts';
 import { registerHealthRoutes } from './modules/health/health.routes.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
+import { registerMarketRoutes, registerMarketTrendRoutes } from './modules/market/market.routes.ts';
+import { MARKET_SCHEMAS } from './modules/market/market.schema.ts';
+import { MarketService } from './modules/market/market.service.ts';
+import { MarketTrends } from './modules/market/trends.ts';
 import { registerSearchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
 import { SearchService } from './modules/search/search.service.ts';
@@ -45,6 +50,8 @@ export async function createContext({
   const syncState = new SyncStateReader(store.db, clock);
   const search = new SearchService(store.db, store.dialect, areaTree, clock, config.searchIndex);
   await search.prepareIndex(await syncState.version());
+  const market = new MarketService(store.db, areaTree, clock);
+  await market.warm(await syncState.version());
   const subscriptions = new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix);
   const limits = createLimits({
     redisUrl: config.redisUrl,
@@ -59,6 +66,9 @@ export async function createContext({
     syncState,
     areas: new AreasService(areaTree, store.db, clock),
     search,
+    market,
+    marketTrends: new MarketTrends(store.db, areaTree, clock),
+    marketSnapshots: new MarketSnapshotJob(store.db, areaTree, clock),
     subscriptions,
     limits,
   };
@@ -110,6 +120,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     publicUrl: ctx.config.publicUrl,
   });
   app.addHook('onClose', async () => {
+    await ctx.marketSnapshots.stop();
     await ctx.limits.close();
   });
   app.addHook('preValidation', rejectNonFiniteQueryNumbers);
@@ -120,6 +131,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     AreaRefSchema,
     AreaSchema,
     ...SEARCH_SCHEMAS,
+    ...MARKET_SCHEMAS,
     UsageSchema,
     ...ADMIN_SCHEMAS,
   ])
@@ -150,6 +162,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       tags: [
         { name: 'Search', description: 'Rental and sale listing search.' },
         { name: 'Areas', description: 'The area tree.' },
+        { name: 'Market', description: 'Market statistics: snapshots, comparisons and trends.' },
         { name: 'Service', description: 'Health and service metadata.' },
         { name: 'Admin', description: 'Key administration for operators (INTERNAL tier).' },
       ],
@@ -176,6 +189,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   registerHealthRoutes(app, ctx);
   registerAreaRoutes(app, ctx);
   registerSearchRoutes(app, ctx);
+  registerMarketRoutes(app, ctx);
+  registerMarketTrendRoutes(app, ctx);
   registerUsageRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
   return app;

@@ -67,6 +67,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const ctx = await createContext({ config, store });
   const app = await buildApp(ctx);
   const url = await app.listen({ host: config.host, port: config.port });
+  // In the background: a first run backfills history without delaying start.
+  ctx.marketSnapshots.start(undefined, (error) =>
+    app.log.error({ err: error }, 'market snapshot job failed'),
+  );
   return {
     app,
     store,

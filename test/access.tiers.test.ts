@@ -16,6 +16,11 @@ const SAMPLES: Record<string, { path: string; body?: unknown }> = {
   'GET /v1/search/rentals': { path: '/v1/search/rentals?perPage=1' },
   'GET /v1/search/sales': { path: '/v1/search/sales?perPage=1' },
   'GET /v1/usage': { path: '/v1/usage' },
+  'GET /v1/market/rentals/snapshot': { path: '/v1/market/rentals/snapshot?areaId=100' },
+  'GET /v1/market/sales/snapshot': { path: '/v1/market/sales/snapshot?areaId=100' },
+  'GET /v1/market/compare': { path: '/v1/market/compare?areas=100,200' },
+  'GET /v1/market/rentals/trends': { path: '/v1/market/rentals/trends?areaId=100' },
+  'GET /v1/market/sales/trends': { path: '/v1/market/sales/trends?areaId=100' },
   // Admin samples change nothing: an invalid body, or an id no key has.
   'POST /v1/admin/keys': { path: '/v1/admin/keys', body: {} },
   'GET /v1/admin/keys': { path: '/v1/admin/keys' },

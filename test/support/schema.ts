@@ -3,12 +3,20 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { SHARED_SCHEMAS } from '../../src/http/schemas.ts';
 import { AreaRefSchema, AreaSchema } from '../../src/modules/areas/areas.schema.ts';
+import { MARKET_SCHEMAS } from '../../src/modules/market/market.schema.ts';
 import { SEARCH_SCHEMAS } from '../../src/modules/search/search.schema.ts';
 import { UsageSchema } from '../../src/modules/usage/usage.routes.ts';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
-for (const schema of [...SHARED_SCHEMAS, AreaRefSchema, AreaSchema, ...SEARCH_SCHEMAS, UsageSchema]) {
+for (const schema of [
+  ...SHARED_SCHEMAS,
+  AreaRefSchema,
+  AreaSchema,
+  ...SEARCH_SCHEMAS,
+  ...MARKET_SCHEMAS,
+  UsageSchema,
+]) {
   ajv.addSchema(schema);
 }
 

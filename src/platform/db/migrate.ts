@@ -2,11 +2,13 @@ import { type Migration, type MigrationProvider, Migrator } from 'kysely';
 import type { Store } from './database.ts';
 import * as initial from './migrations/0001_initial.ts';
 import * as accessControl from './migrations/0002_access_control.ts';
+import * as marketSnapshots from './migrations/0003_market_snapshots.ts';
 
 /** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_access_control': accessControl,
+  '0003_market_snapshots': marketSnapshots,
 };
 
 const provider: MigrationProvider = {

@@ -270,6 +270,37 @@ export interface UsageCountersTable {
   used: number;
 }
 
+/**
+ * One day's market figures for (listing type, area incl. descendants, bedroom
+ * bucket), materialized by the market-snapshots job. Days with no inventory and
+ * no new listings have no row (read as 0 within the covered range).
+ */
+export interface MarketDailySnapshotsTable {
+  listing_type: 'rental' | 'sale';
+  area_id: number;
+  /** 'all', or '0'…'4' (4 = 4 or more). */
+  bedrooms: string;
+  date: string;
+  inventory: number;
+  new_listings: number;
+  median_price: number | null;
+  price_n: number;
+  median_price_per_sqft: number | null;
+  price_per_sqft_n: number;
+  median_days_on_market: number | null;
+  days_on_market_n: number;
+}
+
+/** Which days the market-snapshots job has materialized (one row, id 'daily'). */
+export interface MarketSnapshotCoverageTable {
+  id: string;
+  first_date: string;
+  last_date: string;
+  /** First day the backfill aims for; first_date reaches it when the backfill is done. */
+  target_first_date: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -285,6 +316,8 @@ export interface Database {
   photos: PhotosTable;
   hpd_violations: HpdViolationsTable;
   sync_state: SyncStateTable;
+  market_daily_snapshots: MarketDailySnapshotsTable;
+  market_snapshot_coverage: MarketSnapshotCoverageTable;
 }
 
 export type AreaRow = Selectable<AreasTable>;
