@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import type { TSchema } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from './app-context.ts';
 import type { Config } from './config.ts';
@@ -74,6 +75,20 @@ export async function createContext({
   };
 }
 
+/**
+ * Every schema with an `$id`: registered once, published as OpenAPI components,
+ * and used by the tests to validate bodies the serializer does not see.
+ */
+export const COMPONENT_SCHEMAS: readonly TSchema[] = [
+  ...SHARED_SCHEMAS,
+  AreaRefSchema,
+  AreaSchema,
+  ...SEARCH_SCHEMAS,
+  ...MARKET_SCHEMAS,
+  UsageSchema,
+  ...ADMIN_SCHEMAS,
+];
+
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
@@ -126,16 +141,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   app.addHook('preValidation', rejectNonFiniteQueryNumbers);
   installErrorHandling(app);
 
-  for (const schema of [
-    ...SHARED_SCHEMAS,
-    AreaRefSchema,
-    AreaSchema,
-    ...SEARCH_SCHEMAS,
-    ...MARKET_SCHEMAS,
-    UsageSchema,
-    ...ADMIN_SCHEMAS,
-  ])
-    app.addSchema(schema);
+  for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {

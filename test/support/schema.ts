@@ -1,24 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { SHARED_SCHEMAS } from '../../src/http/schemas.ts';
-import { AreaRefSchema, AreaSchema } from '../../src/modules/areas/areas.schema.ts';
-import { MARKET_SCHEMAS } from '../../src/modules/market/market.schema.ts';
-import { SEARCH_SCHEMAS } from '../../src/modules/search/search.schema.ts';
-import { UsageSchema } from '../../src/modules/usage/usage.routes.ts';
+import { COMPONENT_SCHEMAS } from '../../src/app.ts';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
-for (const schema of [
-  ...SHARED_SCHEMAS,
-  AreaRefSchema,
-  AreaSchema,
-  ...SEARCH_SCHEMAS,
-  ...MARKET_SCHEMAS,
-  UsageSchema,
-]) {
-  ajv.addSchema(schema);
-}
+for (const schema of COMPONENT_SCHEMAS) ajv.addSchema(schema);
 
 const compiled = new Map<TSchema, ValidateFunction>();
 
