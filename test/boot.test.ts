@@ -18,6 +18,29 @@ afterAll(async () => {
 const config = loadConfig({ DEMO_SCALE: '0.005', DEMO_SEED: '3' });
 const quiet = () => {};
 
+describe('area sync', () => {
+  it('writes nothing when the stored tree already matches (the data version stays put)', async () => {
+    const before = await store.db
+      .selectFrom('sync_state')
+      .selectAll()
+      .where('scope', '=', 'areas')
+      .executeTakeFirstOrThrow();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await syncAreas(store);
+    const after = await store.db
+      .selectFrom('sync_state')
+      .selectAll()
+      .where('scope', '=', 'areas')
+      .executeTakeFirstOrThrow();
+    expect(after.refreshed_at).toBe(before.refreshed_at);
+    const count = await store.db
+      .selectFrom('areas')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(349);
+  });
+});
+
 describe('first-start seeding', () => {
   it('reloads a demo market whose load was interrupted, instead of refusing to start', async () => {
     await loadDemoMarket(store, { seed: 3, scale: 0.005, now: new Date('2026-11-01T00:00:00Z') });

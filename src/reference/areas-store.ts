@@ -5,7 +5,7 @@ import { type AreaRecord, foldName, readAreaRecords } from './areas.ts';
 /**
  * Upserts the shipped area tree into the `areas` table. Idempotent: run at every
  * boot and by tests, it converges the table to the reference files (rows whose
- * ids left the tree are removed).
+ * ids left the tree are removed) and writes nothing when they already agree.
  */
 export async function syncAreas(
   store: Store,
@@ -21,6 +21,17 @@ export async function syncAreas(
     latitude: r.latitude,
     longitude: r.longitude,
   }));
+  // Every boot and CLI call runs this; writing only on a real change keeps the
+  // `areas` refresh time (part of the data version) stable, so running nodes do
+  // not drop their search index and caches for nothing.
+  const stored = await store.db.selectFrom('areas').selectAll().orderBy('id').execute();
+  const marker = await store.db
+    .selectFrom('sync_state')
+    .select('scope')
+    .where('scope', '=', 'areas')
+    .executeTakeFirst();
+  const byId = (a: AreasTable, b: AreasTable) => a.id - b.id;
+  if (marker && JSON.stringify(stored) === JSON.stringify([...rows].sort(byId))) return;
   await store.db.transaction().execute(async (trx) => {
     // 8 columns × 100 rows stays far below either dialect's bind-parameter limit.
     for (let i = 0; i < rows.length; i += 100) {

@@ -1031,7 +1031,7 @@ function feeRows(plan: ListingPlan, price: number): NewFee[] {
   }
   if (b.type === 'COOP') {
     const policies = b.row.policies_json;
-    const flip = /"flipTaxPct":([\d.]+)/.exec(policies)?.[1];
+    const flip = (JSON.parse(policies) as { flipTaxPct?: number | null }).flipTaxPct;
     if (flip)
       out.push(
         fee(
@@ -1041,7 +1041,7 @@ function feeRows(plan: ListingPlan, price: number): NewFee[] {
           'REQUIRED',
           'NON_REFUNDABLE',
           'PERCENT_OF_PRICE',
-          Number(flip),
+          flip,
           'AT_CLOSING',
           'ONE_TIME',
         ),
