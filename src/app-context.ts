@@ -5,6 +5,7 @@ import type { SubscriptionProvider } from './modules/keys/subscriptions.ts';
 import type { MarketService } from './modules/market/market.service.ts';
 import type { MarketTrends } from './modules/market/trends.ts';
 import type { SearchService } from './modules/search/search.service.ts';
+import type { RefreshPort } from './modules/sync/refresh-port.ts';
 import type { SyncStateReader } from './modules/sync/sync-state.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
@@ -26,4 +27,6 @@ export interface AppContext {
   readonly marketSnapshots: MarketSnapshotJob;
   readonly subscriptions: SubscriptionProvider;
   readonly limits: Limits;
+  /** The refresh pipeline as read paths see it (background and live refreshes). */
+  readonly refresher: RefreshPort;
 }

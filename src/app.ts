@@ -25,6 +25,7 @@ import { MarketTrends } from './modules/market/trends.ts';
 import { registerSearchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
 import { SearchService } from './modules/search/search.service.ts';
+import { noUpstream, type RefreshPort } from './modules/sync/refresh-port.ts';
 import { SyncStateReader } from './modules/sync/sync-state.ts';
 import { registerUsageRoutes, UsageSchema } from './modules/usage/usage.routes.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
@@ -38,6 +39,8 @@ export interface ContextOptions {
   clock?: Clock;
   /** Prefix of this deployment's keys in Redis (tests isolate runs with their own). */
   limitsNamespace?: string;
+  /** The refresh pipeline; none (read-only store) when absent. */
+  refresher?: RefreshPort;
 }
 
 /** Wires services over an open, migrated store. Reads the area tree once. */
@@ -46,6 +49,7 @@ export async function createContext({
   store,
   clock = systemClock,
   limitsNamespace = config.redisPrefix,
+  refresher = noUpstream,
 }: ContextOptions): Promise<AppContext> {
   const areaTree = new AreaTree(await listAreas(store.db));
   const syncState = new SyncStateReader(store.db, clock);
@@ -72,6 +76,7 @@ export async function createContext({
     marketSnapshots: new MarketSnapshotJob(store.db, areaTree, clock),
     subscriptions,
     limits,
+    refresher,
   };
 }
 

@@ -40,6 +40,39 @@ export interface Config {
   /** Peers whose X-Forwarded-For is believed (IPs or CIDRs); empty: use the socket address. */
   readonly trustedProxies: readonly string[];
   readonly tierLimits: Readonly<Record<Tier, TierLimits>>;
+  /** Origin of photo URLs in responses: `{photoBaseUrl}/fp/<key>-<size>.webp`. Defaults to PUBLIC_URL. */
+  readonly photoBaseUrl: string;
+  /** Where rendered photo variants are cached on disk. */
+  readonly photoCacheDir: string;
+  readonly upstream: {
+    /**
+     * RESO Web API service root (e.g. `https://feed.example/odata`). Unset with
+     * DEMO on: the built-in market simulator runs in-process and the pipeline
+     * talks to it over loopback HTTP. Unset with DEMO off: no upstream (the
+     * store is served as loaded, e.g. from `stoop ingest`).
+     */
+    readonly url: string | undefined;
+    /** Bearer token sent to the upstream; never logged. */
+    readonly token: string | undefined;
+    /** Per-request timeout for list pages and background fetches, ms. */
+    readonly timeoutMs: number;
+    /** Timeout of a live detail read (Business/Internal `GET /property/{id}`), ms. */
+    readonly liveTimeoutMs: number;
+    /** Retries of a retryable failure (timeout, 5xx, network) with exponential backoff and jitter. */
+    readonly retries: number;
+  };
+  readonly simulator: {
+    /** Simulated seconds per real second (the in-process demo's whole clock runs at this speed). */
+    readonly speed: number;
+    /** Share of upstream requests that fail (half time out, half answer 5xx). */
+    readonly faultRate: number;
+    /** Inject realistic response latency (detail fetch 0.5–3 s). */
+    readonly latency: boolean;
+    /** Port of `stoop origin` (0 = any free port, used in-process). */
+    readonly port: number;
+  };
+  /** Run the scheduled refresh cycles (search 4–6 h, buildings 24 h, scaled by SIM_SPEED in the demo). */
+  readonly refresh: boolean;
 }
 
 export class ConfigError extends Error {
@@ -129,7 +162,44 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     apiKeyPrefix: apiKeyPrefix(env),
     trustedProxies: Object.freeze(trustedProxies(env)),
     tierLimits: Object.freeze(tierLimits(env)),
+    photoBaseUrl: absoluteOrigin(env, 'PHOTO_BASE_URL', publicUrl),
+    photoCacheDir: resolve(env.PHOTO_CACHE_DIR || resolve(dataDir, 'photos')),
+    upstream: Object.freeze({
+      url: upstreamUrl(env),
+      token: env.UPSTREAM_TOKEN || undefined,
+      timeoutMs: intVar(env, 'UPSTREAM_TIMEOUT_MS', 10_000, 100, 600_000),
+      liveTimeoutMs: intVar(env, 'UPSTREAM_LIVE_TIMEOUT_MS', 5_000, 100, 60_000),
+      retries: intVar(env, 'UPSTREAM_RETRIES', 3, 0, 10),
+    }),
+    simulator: Object.freeze({
+      speed: numberVar(env, 'SIM_SPEED', 60, 0.001, 100_000),
+      faultRate: numberVar(env, 'SIM_FAULT_RATE', 0, 0, 1),
+      latency: boolVar(env, 'SIM_LATENCY', true),
+      port: intVar(env, 'SIM_PORT', 0, 0, 65535),
+    }),
+    refresh: boolVar(env, 'REFRESH', true),
   });
+}
+
+/** An absolute http(s) URL without a trailing slash (a path prefix is kept, unlike PUBLIC_URL). */
+function absoluteOrigin(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (!raw) return fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http or https URL, got "${raw}"`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+function upstreamUrl(env: Env): string | undefined {
+  if (!env.UPSTREAM_URL) return undefined;
+  return absoluteOrigin(env, 'UPSTREAM_URL', '');
 }
 
 function redisUrl(env: Env): string | undefined {
