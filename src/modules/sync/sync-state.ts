@@ -2,8 +2,17 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
 
-/** Dataset scopes whose refresh time is tracked in `sync_state`. */
-export type SyncScope = 'search:rental' | 'search:sale' | 'buildings' | 'detail' | 'areas' | 'demo';
+/**
+ * Dataset scopes tracked in `sync_state`.
+ *
+ * A plain scope's time moves when its data changed: the data version (and so
+ * every derived cache) is built from those. A `refresh:` scope records only that
+ * a refresh confirmed the data with upstream, changed or not: it feeds
+ * `meta.dataAge` without invalidating caches.
+ */
+export type ContentScope = 'search:rental' | 'search:sale' | 'buildings' | 'detail' | 'areas' | 'demo';
+export type SyncScope = ContentScope | `refresh:${'search:rental' | 'search:sale' | 'buildings'}`;
+const REFRESH_PREFIX = 'refresh:';
 
 export async function readSyncStates(db: Kysely<Database>): Promise<Map<string, string>> {
   const rows = await db.selectFrom('sync_state').select(['scope', 'refreshed_at']).execute();
@@ -44,8 +53,13 @@ export class SyncStateReader {
     private readonly ttlMs = 1000,
   ) {}
 
-  async refreshedAt(scope: SyncScope): Promise<string | null> {
-    return (await this.snapshot()).states.get(scope) ?? null;
+  /** When the scope's data was last changed or confirmed by a refresh, whichever is later. */
+  async refreshedAt(scope: ContentScope): Promise<string | null> {
+    const states = (await this.snapshot()).states;
+    const changed = states.get(scope) ?? null;
+    const confirmed = states.get(`${REFRESH_PREFIX}${scope}`) ?? null;
+    if (changed === null || (confirmed !== null && confirmed > changed)) return confirmed;
+    return changed;
   }
 
   /**
@@ -66,6 +80,7 @@ export class SyncStateReader {
     }
     const states = await this.pending;
     const version = [...states.entries()]
+      .filter(([scope]) => !scope.startsWith(REFRESH_PREFIX))
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([scope, at]) => `${scope}=${at}`)
       .join(';');

@@ -3,12 +3,16 @@ import type { Store } from './database.ts';
 import * as initial from './migrations/0001_initial.ts';
 import * as accessControl from './migrations/0002_access_control.ts';
 import * as marketSnapshots from './migrations/0003_market_snapshots.ts';
+import * as pipeline from './migrations/0004_pipeline.ts';
+import * as openData from './migrations/0005_open_data.ts';
 
 /** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_access_control': accessControl,
   '0003_market_snapshots': marketSnapshots,
+  '0004_pipeline': pipeline,
+  '0005_open_data': openData,
 };
 
 const provider: MigrationProvider = {

@@ -142,8 +142,11 @@ export interface ListingsTable {
   rank_score: number;
 
   detail_scraped: Flag;
+  /** When this service last confirmed the row with upstream. */
   refreshed_at: string;
+  /** When the listing first appeared upstream. */
   created_at: string;
+  /** When upstream last changed the listing (its modification timestamp). */
   updated_at: string;
 }
 
@@ -170,6 +173,8 @@ export interface ListingDetailsTable {
   floor_plan_key: string | null;
   virtual_tour_url: string | null;
   updated_at: string;
+  /** Hash of the upstream detail payload it was written from (null for demo-loaded rows). */
+  source_hash: string | null;
 }
 
 export interface PriceEventsTable {
@@ -301,6 +306,141 @@ export interface MarketSnapshotCoverageTable {
   updated_at: string;
 }
 
+/** Domain event types of the listing event log (see src/modules/events/event-types.ts). */
+export type ListingEventType =
+  | 'listing.created'
+  | 'listing.price_decreased'
+  | 'listing.price_increased'
+  | 'listing.status_changed'
+  | 'listing.delisted'
+  | 'listing.rented'
+  | 'listing.sold'
+  | 'listing.open_house_added';
+
+/** The durable, append-only log of listing changes; `sequence` orders it and is every consumer's cursor. */
+export interface ListingEventsTable {
+  sequence: Generated<number>;
+  type: ListingEventType;
+  listing_id: string;
+  building_id: string;
+  listing_type: 'rental' | 'sale';
+  /** JSON text of the value before the change; null when there was none. */
+  old_value: string | null;
+  /** JSON text of the value after the change. */
+  new_value: string | null;
+  /** When upstream says the change happened. */
+  occurred_at: string;
+  /** When this service detected it. */
+  recorded_at: string;
+}
+
+/** How far each independent consumer has read the event log. */
+export interface EventCursorsTable {
+  consumer: string;
+  sequence: number;
+  updated_at: string;
+}
+
+/** Small named pipeline state, e.g. replication high-water marks. */
+export interface PipelineStateTable {
+  name: string;
+  value: string;
+  updated_at: string;
+}
+
+// ---------------------------------------------------------------------------
+// NYC open data (migration 0005_open_data; src/modules/opendata).
+// Point tables carry a ~200 m grid cell (cell_x, cell_y; see opendata/geo.ts).
+// ---------------------------------------------------------------------------
+
+/** One MapPLUTO tax lot, keyed by BBL. */
+export interface PlutoLotsTable {
+  bbl: string;
+  year_built: number | null;
+  num_floors: number | null;
+  units_res: number | null;
+  units_total: number | null;
+  building_class: string | null;
+  /** Community district as MN01…SI03. */
+  community_district: string | null;
+  police_precinct: number | null;
+  zoning: string | null;
+  address: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  cell_x: number | null;
+  cell_y: number | null;
+  imported_at: string;
+}
+
+/** One FCC BDC fixed-availability record: (location, provider, technology). */
+export interface BroadbandAvailabilityTable {
+  location_id: number;
+  provider_id: number;
+  technology: number;
+  frn: string | null;
+  brand_name: string;
+  holding_company: string | null;
+  max_download_mbps: number;
+  max_upload_mbps: number;
+  low_latency: Flag;
+  /** R residential, B business, X both. */
+  business_residential_code: string;
+  state_usps: string | null;
+  block_geoid: string | null;
+  h3_res8_id: string | null;
+  imported_at: string;
+}
+
+/** A 311 service request whose complaint type starts with "Noise". */
+export interface NoiseComplaintsTable {
+  unique_key: string;
+  /** `YYYY-MM-DD` (New York local date). */
+  created_date: string;
+  complaint_type: string;
+  descriptor: string | null;
+  bbl: string | null;
+  latitude: number;
+  longitude: number;
+  cell_x: number;
+  cell_y: number;
+}
+
+/** An NYPD complaint with its law category (severity). */
+export interface CrimeComplaintsTable {
+  cmplnt_num: string;
+  /** `YYYY-MM-DD`: when the offense started (else when it was reported). */
+  complaint_date: string;
+  offense: string | null;
+  law_category: 'FELONY' | 'MISDEMEANOR' | 'VIOLATION';
+  precinct: number | null;
+  latitude: number;
+  longitude: number;
+  cell_x: number;
+  cell_y: number;
+}
+
+/** A GTFS station (location_type 1, or a stop without a parent station). */
+export interface TransitStationsTable {
+  stop_id: string;
+  name: string;
+  latitude: number;
+  longitude: number;
+  cell_x: number;
+  cell_y: number;
+}
+
+/** The last import of each dataset: scores need to know which inputs exist at all. */
+export interface OpenDataImportsTable {
+  dataset: string;
+  imported_at: string;
+  source_file: string;
+  rows_read: number;
+  rows_upserted: number;
+  rows_ignored: number;
+  rows_rejected: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -318,6 +458,15 @@ export interface Database {
   sync_state: SyncStateTable;
   market_daily_snapshots: MarketDailySnapshotsTable;
   market_snapshot_coverage: MarketSnapshotCoverageTable;
+  listing_events: ListingEventsTable;
+  event_cursors: EventCursorsTable;
+  pipeline_state: PipelineStateTable;
+  pluto_lots: PlutoLotsTable;
+  broadband_availability: BroadbandAvailabilityTable;
+  noise_complaints: NoiseComplaintsTable;
+  crime_complaints: CrimeComplaintsTable;
+  transit_stations: TransitStationsTable;
+  open_data_imports: OpenDataImportsTable;
 }
 
 export type AreaRow = Selectable<AreasTable>;
@@ -338,3 +487,5 @@ export type OpenHouseRow = Selectable<OpenHousesTable>;
 export type NewOpenHouse = Insertable<OpenHousesTable>;
 export type NewPhoto = Insertable<PhotosTable>;
 export type NewHpdViolation = Insertable<HpdViolationsTable>;
+export type ListingEventRow = Selectable<ListingEventsTable>;
+export type NewListingEvent = Insertable<ListingEventsTable>;

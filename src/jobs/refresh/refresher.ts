@@ -1,0 +1,448 @@
+/**
+ * The refresh pipeline: keeps the store in step with a `ListingSource`.
+ *
+ * - `replicate()`: the search cycle. Reads every listing upstream changed since
+ *   the stored high-water mark (RESO replication by ModificationTimestamp, with
+ *   details expanded) and applies it with change detection.
+ * - `fullRefresh()`: pages through every listing upstream has on market and
+ *   reconciles listings that disappeared (bulk re-sync, and the benchmark).
+ * - `refreshBuildings()`: the buildings cycle.
+ * - The `RefreshPort` read paths use: background refreshes, single-flight per
+ *   target, and the live single-listing read of Business/Internal callers.
+ *
+ * Single-flight is per process: concurrent requests for one target in this
+ * process share one upstream call. Several nodes may each refresh the same
+ * target once; applying is idempotent and serialized by the event-log lock, so
+ * that costs an upstream call, never a duplicate event.
+ */
+import type { Logger } from 'pino';
+import type { LiveOutcome, RefreshPort, RefreshTarget } from '../../modules/sync/refresh-port.ts';
+import { type SyncScope, type SyncStateReader, writeSyncState } from '../../modules/sync/sync-state.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Store } from '../../platform/db/database.ts';
+import type { NewBuilding, NewPhoto } from '../../platform/db/tables.ts';
+import {
+  type ListingSource,
+  type UpstreamBuilding,
+  UpstreamError,
+  type UpstreamListing,
+} from '../../upstream/source.ts';
+import { type ApplySummary, addSummary, emptySummary, ListingWriter } from './listing-writer.ts';
+
+export const LISTINGS_HIGH_WATER_MARK = 'replication:listings';
+export const BUILDINGS_HIGH_WATER_MARK = 'replication:buildings';
+
+export interface RefresherOptions {
+  store: Store;
+  source: ListingSource;
+  clock: Clock;
+  syncState: SyncStateReader;
+  log?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Listings per replication page. */
+  pageSize?: number;
+  /**
+   * A search refresh requested within this long (clock time) after the last one
+   * finished is not started again: the data is as fresh as upstream allows.
+   */
+  minSearchIntervalMs?: number;
+}
+
+export interface CycleResult extends ApplySummary {
+  pages: number;
+  /** Listings fetched one by one (reconciliation). */
+  fetched: number;
+  ms: number;
+}
+
+export interface BuildingCycleResult {
+  received: number;
+  created: number;
+  updated: number;
+  ms: number;
+}
+
+const quietLog = { info: () => {}, warn: () => {}, error: () => {} };
+
+export class Refresher implements RefreshPort {
+  private readonly store: Store;
+  private readonly source: ListingSource;
+  private readonly clock: Clock;
+  private readonly syncState: SyncStateReader;
+  private readonly log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  private readonly writer: ListingWriter;
+  private readonly pageSize: number;
+  private readonly minSearchIntervalMs: number;
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private lastSearchRefreshAt = Number.NEGATIVE_INFINITY;
+  /** Upstream calls made, by kind: observability and the single-flight tests. */
+  readonly calls = { pages: 0, listings: 0, buildings: 0 };
+
+  constructor(options: RefresherOptions) {
+    this.store = options.store;
+    this.source = options.source;
+    this.clock = options.clock;
+    this.syncState = options.syncState;
+    this.log = options.log ?? quietLog;
+    this.writer = new ListingWriter(options.store);
+    this.pageSize = options.pageSize ?? 500;
+    this.minSearchIntervalMs = options.minSearchIntervalMs ?? 60_000;
+  }
+
+  // ---- RefreshPort -------------------------------------------------------
+
+  requestRefresh(target: RefreshTarget): boolean {
+    switch (target.kind) {
+      case 'search': {
+        if (this.inFlight.has('search')) return true;
+        if (this.clock.now().getTime() - this.lastSearchRefreshAt < this.minSearchIntervalMs) return false;
+        this.background('search', () => this.replicate());
+        return true;
+      }
+      case 'listing':
+        this.background(`listing:${target.id}`, () => this.refreshListing(target.id));
+        return true;
+      case 'building':
+        this.background(`building:${target.id}`, () => this.refreshBuilding(target.id));
+        return true;
+    }
+  }
+
+  async refreshListingNow(id: string, timeoutMs?: number): Promise<LiveOutcome> {
+    try {
+      await this.singleFlight(`live:${id}`, () =>
+        this.refreshListing(id, { retries: 0, ...(timeoutMs === undefined ? {} : { timeoutMs }) }),
+      );
+      return 'refreshed';
+    } catch (error) {
+      if (error instanceof UpstreamError && error.kind === 'not_found') return 'not_found';
+      this.log.warn({ err: error, listingId: id }, 'live listing refresh failed');
+      return 'failed';
+    }
+  }
+
+  /** Resolves when every background refresh started so far has settled (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  // ---- cycles ------------------------------------------------------------
+
+  /**
+   * The search cycle: applies every listing changed upstream since the
+   * high-water mark. Paging is keyset on the modification time (each request
+   * starts at the last applied instant), not offsets: a listing modified while
+   * we page moves to the end of upstream's order, and an offset would then skip
+   * an unchanged neighbour for good. Within one instant shared by a whole page,
+   * the source's continuation token is followed instead.
+   */
+  replicate(): Promise<CycleResult> {
+    return this.singleFlight('search', async () => {
+      const started = performance.now();
+      const result: CycleResult = { ...emptySummary(), pages: 0, fetched: 0, ms: 0 };
+      let since = await this.highWaterMark(LISTINGS_HIGH_WATER_MARK);
+      let cursor: string | null = null;
+      for (;;) {
+        const page = await this.source.searchListings({
+          ...(since === null ? {} : { modifiedSince: since }),
+          expand: true,
+          pageSize: this.pageSize,
+          cursor,
+        });
+        this.calls.pages++;
+        result.pages++;
+        if (page.listings.length === 0) break;
+        await this.ensureBuildings(page.listings);
+        addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
+        const last = maxModifiedAt(page.listings);
+        if (since === null || last > since) {
+          since = last;
+          await this.setHighWaterMark(LISTINGS_HIGH_WATER_MARK, last);
+          if (page.next === null) break;
+          cursor = null;
+        } else {
+          // The whole page shares the instant we started from: page within it.
+          if (page.next === null) break;
+          cursor = page.next;
+        }
+      }
+      await this.finishSearchCycle(result);
+      result.ms = Math.round(performance.now() - started);
+      return result;
+    });
+  }
+
+  /**
+   * Pages through every on-market listing (ACTIVE and IN_CONTRACT) without
+   * details, then fetches, one by one, stored on-market listings upstream no
+   * longer lists, to learn how they left the market.
+   */
+  fullRefresh(listingType?: 'rental' | 'sale'): Promise<CycleResult> {
+    return this.singleFlight('search', async () => {
+      const started = performance.now();
+      const result: CycleResult = { ...emptySummary(), pages: 0, fetched: 0, ms: 0 };
+      const seen = new Set<string>();
+      let cursor: string | null = null;
+      do {
+        const page = await this.source.searchListings({
+          ...(listingType ? { listingType } : {}),
+          statuses: ['ACTIVE', 'IN_CONTRACT'],
+          expand: false,
+          pageSize: this.pageSize,
+          cursor,
+        });
+        this.calls.pages++;
+        result.pages++;
+        for (const l of page.listings) seen.add(l.listing.id);
+        if (page.listings.length > 0) {
+          await this.ensureBuildings(page.listings);
+          addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
+        }
+        cursor = page.next;
+      } while (cursor !== null);
+
+      let query = this.store.db
+        .selectFrom('listings')
+        .select('id')
+        .where('status', 'in', ['ACTIVE', 'IN_CONTRACT']);
+      if (listingType) query = query.where('listing_type', '=', listingType);
+      const missing = (await query.execute()).map((r) => r.id).filter((id) => !seen.has(id));
+      for (const id of missing) {
+        try {
+          const listing = await this.source.fetchListing(id);
+          this.calls.listings++;
+          result.fetched++;
+          addSummary(result, await this.writer.apply([listing], this.clock.now()));
+        } catch (error) {
+          if (!(error instanceof UpstreamError && error.kind === 'not_found')) throw error;
+          this.log.warn({ listingId: id }, 'listing vanished upstream without a final state; left as stored');
+        }
+      }
+      await this.finishSearchCycle(result);
+      result.ms = Math.round(performance.now() - started);
+      return result;
+    });
+  }
+
+  /** The buildings cycle: buildings changed upstream since the buildings high-water mark. */
+  refreshBuildings(): Promise<BuildingCycleResult> {
+    return this.singleFlight('buildings', async () => {
+      const started = performance.now();
+      const result: BuildingCycleResult = { received: 0, created: 0, updated: 0, ms: 0 };
+      const since = await this.highWaterMark(BUILDINGS_HIGH_WATER_MARK);
+      let cursor: string | null = null;
+      let latest = since;
+      do {
+        const page = await this.source.listBuildings({
+          ...(since === null ? {} : { modifiedSince: since }),
+          pageSize: this.pageSize,
+          cursor,
+        });
+        this.calls.pages++;
+        for (const b of page.buildings) {
+          const outcome = await this.writeBuilding(b);
+          result.received++;
+          if (outcome === 'created') result.created++;
+          else if (outcome === 'updated') result.updated++;
+          if (latest === null || b.modifiedAt > latest) latest = b.modifiedAt;
+        }
+        cursor = page.next;
+      } while (cursor !== null);
+      const now = this.clock.now().toISOString();
+      if (latest !== null && latest !== since) await this.setHighWaterMark(BUILDINGS_HIGH_WATER_MARK, latest);
+      if (result.created + result.updated > 0) await writeSyncState(this.store.db, 'buildings', now);
+      await writeSyncState(this.store.db, 'refresh:buildings', now);
+      this.syncState.invalidate();
+      result.ms = Math.round(performance.now() - started);
+      return result;
+    });
+  }
+
+  /** One listing from upstream, applied with change detection. */
+  async refreshListing(
+    id: string,
+    options: { timeoutMs?: number; retries?: number } = {},
+  ): Promise<ApplySummary> {
+    const listing = await this.source.fetchListing(id, options);
+    this.calls.listings++;
+    await this.ensureBuildings([listing]);
+    const summary = await this.writer.apply([listing], this.clock.now());
+    if (summary.created + summary.updated > 0) await this.markChanged(summary, ['detail']);
+    return summary;
+  }
+
+  async refreshBuilding(id: string): Promise<void> {
+    const building = await this.source.fetchBuilding(id);
+    this.calls.buildings++;
+    if ((await this.writeBuilding(building)) !== 'unchanged') {
+      await writeSyncState(this.store.db, 'buildings', this.clock.now().toISOString());
+      this.syncState.invalidate();
+    }
+  }
+
+  // ---- internals ---------------------------------------------------------
+
+  private background(key: string, run: () => Promise<unknown>): void {
+    this.singleFlight(key, run).catch((error: unknown) => {
+      this.log.warn({ err: error, target: key }, 'background refresh failed');
+    });
+  }
+
+  private singleFlight<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const running = this.inFlight.get(key);
+    if (running) return running as Promise<T>;
+    const promise = run().finally(() => {
+      this.inFlight.delete(key);
+    });
+    this.inFlight.set(key, promise);
+    return promise;
+  }
+
+  private async finishSearchCycle(result: CycleResult): Promise<void> {
+    const scopes: SyncScope[] = [];
+    if (result.changedTypes.has('rental')) scopes.push('search:rental');
+    if (result.changedTypes.has('sale')) scopes.push('search:sale');
+    if (result.detailsWritten > 0) scopes.push('detail');
+    await this.markChanged(result, scopes);
+    const now = this.clock.now();
+    await writeSyncState(this.store.db, 'refresh:search:rental', now.toISOString());
+    await writeSyncState(this.store.db, 'refresh:search:sale', now.toISOString());
+    this.syncState.invalidate();
+    this.lastSearchRefreshAt = now.getTime();
+    this.log.info(
+      {
+        received: result.received,
+        created: result.created,
+        updated: result.updated,
+        events: result.events,
+        pages: result.pages,
+      },
+      'search refresh finished',
+    );
+  }
+
+  /** Moves the data version (caches and the search index rebuild) for the scopes that changed. */
+  private async markChanged(summary: ApplySummary, scopes: SyncScope[]): Promise<void> {
+    const all = new Set(scopes);
+    for (const type of summary.changedTypes) all.add(type === 'rental' ? 'search:rental' : 'search:sale');
+    if (all.size === 0) return;
+    const now = this.clock.now().toISOString();
+    for (const scope of all) await writeSyncState(this.store.db, scope, now);
+    this.syncState.invalidate();
+  }
+
+  /** Fetches buildings that listings refer to but the store does not have yet. */
+  private async ensureBuildings(listings: readonly UpstreamListing[]): Promise<void> {
+    const ids = [...new Set(listings.map((l) => l.listing.building_id))];
+    const known = new Set<string>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const part = ids.slice(i, i + 500);
+      for (const row of await this.store.db
+        .selectFrom('buildings')
+        .select('id')
+        .where('id', 'in', part)
+        .execute()) {
+        known.add(row.id);
+      }
+    }
+    for (const id of ids) {
+      if (known.has(id)) continue;
+      const building = await this.source.fetchBuilding(id);
+      this.calls.buildings++;
+      await this.writeBuilding(building);
+    }
+  }
+
+  /**
+   * Inserts a new building whole. For a known building only the descriptive
+   * columns upstream owns are updated: location, BBL, NYC data, broadband and
+   * scores may come from imported open data (`stoop import`) and are not
+   * overwritten by a feed that lacks them.
+   */
+  private async writeBuilding(b: UpstreamBuilding): Promise<'created' | 'updated' | 'unchanged'> {
+    const now = this.clock.now().toISOString();
+    return this.store.db.transaction().execute(async (trx) => {
+      const stored = await trx
+        .selectFrom('buildings')
+        .selectAll()
+        .where('id', '=', b.building.id)
+        .executeTakeFirst();
+      if (!stored) {
+        const row: NewBuilding = {
+          ...b.building,
+          refreshed_at: now,
+          created_at: now,
+          updated_at: b.modifiedAt,
+        };
+        await trx.insertInto('buildings').values(row).execute();
+        if (b.scores)
+          await trx
+            .insertInto('building_scores')
+            .values({ ...b.scores, building_id: b.building.id })
+            .execute();
+        const photos: NewPhoto[] = b.photos.map((p) => ({
+          ...p,
+          listing_id: null,
+          building_id: b.building.id,
+        }));
+        if (photos.length > 0) await trx.insertInto('photos').values(photos).execute();
+        return 'created';
+      }
+      const update = {
+        slug: b.building.slug,
+        name: b.building.name,
+        address_street: b.building.address_street,
+        building_type: b.building.building_type,
+        year_renovated: b.building.year_renovated ?? null,
+        management_company: b.building.management_company ?? null,
+        developer: b.building.developer ?? null,
+        architect: b.building.architect ?? null,
+        tax_abatement_status: b.building.tax_abatement_status ?? null,
+        tax_abatement_years_remaining: b.building.tax_abatement_years_remaining ?? null,
+        amenities_json: b.building.amenities_json,
+        policies_json: b.building.policies_json,
+        additional_details_json: b.building.additional_details_json,
+        pets_allowed: b.building.pets_allowed,
+      };
+      const changed = (Object.keys(update) as (keyof typeof update)[]).some((k) => stored[k] !== update[k]);
+      await trx
+        .updateTable('buildings')
+        .set(changed ? { ...update, refreshed_at: now, updated_at: b.modifiedAt } : { refreshed_at: now })
+        .where('id', '=', b.building.id)
+        .execute();
+      return changed ? 'updated' : 'unchanged';
+    });
+  }
+
+  private async highWaterMark(name: string): Promise<string | null> {
+    const row = await this.store.db
+      .selectFrom('pipeline_state')
+      .select('value')
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (row) return row.value;
+    // A store loaded as of an instant (the demo market, an ingested file) is in
+    // step with upstream up to that instant.
+    const scope = name === LISTINGS_HIGH_WATER_MARK ? 'search:rental' : 'buildings';
+    const state = await this.store.db
+      .selectFrom('sync_state')
+      .select('refreshed_at')
+      .where('scope', '=', scope)
+      .executeTakeFirst();
+    return state?.refreshed_at ?? null;
+  }
+
+  private async setHighWaterMark(name: string, value: string): Promise<void> {
+    const now = this.clock.now().toISOString();
+    await this.store.db
+      .insertInto('pipeline_state')
+      .values({ name, value, updated_at: now })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: now }))
+      .execute();
+  }
+}
+
+function maxModifiedAt(listings: readonly UpstreamListing[]): string {
+  let max = listings[0]!.modifiedAt;
+  for (const l of listings) if (l.modifiedAt > max) max = l.modifiedAt;
+  return max;
+}
