@@ -15,6 +15,9 @@ import { listAreas } from './modules/areas/areas.repository.ts';
 import { registerAreaRoutes } from './modules/areas/areas.routes.ts';
 import { AreaRefSchema, AreaSchema } from './modules/areas/areas.schema.ts';
 import { AreasService } from './modules/areas/areas.service.ts';
+import { registerBuildingRoutes } from './modules/building/building.routes.ts';
+import { BUILDING_SCHEMAS } from './modules/building/building.schema.ts';
+import { eventWebhooks, ListingEventPayloadSchema } from './modules/events/event-catalogue.ts';
 import { registerHealthRoutes } from './modules/health/health.routes.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
@@ -22,6 +25,9 @@ import { registerMarketRoutes, registerMarketTrendRoutes } from './modules/marke
 import { MARKET_SCHEMAS } from './modules/market/market.schema.ts';
 import { MarketService } from './modules/market/market.service.ts';
 import { MarketTrends } from './modules/market/trends.ts';
+import { registerPhotoRoutes } from './modules/photos/photos.routes.ts';
+import { registerPropertyRoutes } from './modules/property/property.routes.ts';
+import { PROPERTY_SCHEMAS } from './modules/property/property.schema.ts';
 import { registerSearchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
 import { SearchService } from './modules/search/search.service.ts';
@@ -33,14 +39,24 @@ import type { Store } from './platform/db/database.ts';
 import { createLimits } from './platform/limits/limits.ts';
 import { AreaTree } from './reference/areas.ts';
 
+export interface RefresherParts {
+  store: Store;
+  clock: Clock;
+  syncState: SyncStateReader;
+}
+
 export interface ContextOptions {
   config: Config;
   store: Store;
   clock?: Clock;
   /** Prefix of this deployment's keys in Redis (tests isolate runs with their own). */
   limitsNamespace?: string;
-  /** The refresh pipeline; none (read-only store) when absent. */
-  refresher?: RefreshPort;
+  /**
+   * The refresh pipeline; none (read-only store) when absent. A factory gets the
+   * context's sync-state reader, which the pipeline must share with the read
+   * paths so its writes show at once on this node.
+   */
+  refresher?: RefreshPort | ((parts: RefresherParts) => RefreshPort);
 }
 
 /** Wires services over an open, migrated store. Reads the area tree once. */
@@ -76,7 +92,7 @@ export async function createContext({
     marketSnapshots: new MarketSnapshotJob(store.db, areaTree, clock),
     subscriptions,
     limits,
-    refresher,
+    refresher: typeof refresher === 'function' ? refresher({ store, clock, syncState }) : refresher,
   };
 }
 
@@ -89,9 +105,12 @@ export const COMPONENT_SCHEMAS: readonly TSchema[] = [
   AreaRefSchema,
   AreaSchema,
   ...SEARCH_SCHEMAS,
+  ...PROPERTY_SCHEMAS,
+  ...BUILDING_SCHEMAS,
   ...MARKET_SCHEMAS,
   UsageSchema,
   ...ADMIN_SCHEMAS,
+  ListingEventPayloadSchema,
 ];
 
 export interface AppOptions {
@@ -160,6 +179,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       },
       // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
       servers: [{ url: '/' }],
+      webhooks: eventWebhooks(),
       components: {
         securitySchemes: {
           apiKey: {
@@ -172,10 +192,24 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       },
       tags: [
         { name: 'Search', description: 'Rental and sale listing search.' },
+        {
+          name: 'Listings',
+          description: 'One listing: detail, price history, fees and open houses (API key, Starter+).',
+        },
+        {
+          name: 'Buildings',
+          description: 'One building: detail, listings, scores and HPD violations (API key, Starter+).',
+        },
         { name: 'Areas', description: 'The area tree.' },
         { name: 'Market', description: 'Market statistics: snapshots, comparisons and trends.' },
         { name: 'Service', description: 'Health and service metadata.' },
         { name: 'Admin', description: 'Key administration for operators (INTERNAL tier).' },
+        {
+          name: 'Events',
+          description:
+            'Listing change events, detected by the refresh pipeline and kept in a durable log (see `webhooks`).',
+        },
+        { name: 'Photos', description: 'Listing and building photos (WebP), by key and size.' },
       ],
     },
     refResolver: {
@@ -200,9 +234,12 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   registerHealthRoutes(app, ctx);
   registerAreaRoutes(app, ctx);
   registerSearchRoutes(app, ctx);
+  registerPropertyRoutes(app, ctx);
+  registerBuildingRoutes(app, ctx);
   registerMarketRoutes(app, ctx);
   registerMarketTrendRoutes(app, ctx);
   registerUsageRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
+  registerPhotoRoutes(app, ctx);
   return app;
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, createContext } from '../../src/app.ts';
+import { buildApp, createContext, type RefresherParts } from '../../src/app.ts';
 import type { AppContext } from '../../src/app-context.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
+import type { RefreshPort } from '../../src/modules/sync/refresh-port.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
@@ -36,6 +37,11 @@ export interface TestAppOptions {
   scale?: number;
   seed?: number;
   env?: Record<string, string>;
+  /**
+   * The refresh pipeline as read paths see it (default: none, a read-only store);
+   * a factory receives the app's store, clock and sync-state reader.
+   */
+  refresher?: RefreshPort | ((parts: RefresherParts) => RefreshPort);
 }
 
 /**
@@ -68,6 +74,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     store,
     clock,
     limitsNamespace: ownNamespace ?? config.redisPrefix,
+    ...(options.refresher ? { refresher: options.refresher } : {}),
   });
   const app = await buildApp(ctx, { logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

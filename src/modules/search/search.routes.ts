@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
-import { describeFreshness } from '../../domain/freshness.ts';
 import type { ListingType } from '../../domain/listing.ts';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
 import {
@@ -12,6 +11,7 @@ import {
   sendJsonText,
 } from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
+import { freshnessWithRefresh } from '../sync/freshness-policy.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
 import type { SearchQuery } from './search.service.ts';
 
@@ -62,13 +62,14 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
           await ctx.syncState.version(),
         );
         assertPageInRange(page, result.total);
-        const freshness = describeFreshness({
+        const freshness = freshnessWithRefresh(ctx.refresher, {
           tier: request.caller.tier,
           kind: 'search',
           refreshedAt: await ctx.syncState.refreshedAt(
             listingType === 'rental' ? 'search:rental' : 'search:sale',
           ),
           now: criteria.now,
+          target: { kind: 'search', listingType },
           detailScraped: result.allDetailScraped,
         });
         const meta = paginatedMeta(

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Refresher } from '../src/jobs/refresh/refresher.ts';
+import { HOUR_MS } from '../src/platform/clock.ts';
+import { marketAt } from '../src/upstream/demo/market.ts';
+import {
+  type ListingPage,
+  type ListingPageQuery,
+  type ListingSource,
+  type UpstreamBuilding,
+  UpstreamError,
+  type UpstreamListing,
+} from '../src/upstream/source.ts';
+import { createTestApp, TEST_NOW, TEST_SEED, type TestApp } from './support/app.ts';
+import { bundleToUpstream } from './support/upstream.ts';
+
+const SCALE = 0.01;
+
+/**
+ * An upstream at the edge of the test: the demo market as of a later instant,
+ * answering each page after a delay, counting calls.
+ */
+class CountingSource implements ListingSource {
+  readonly name = 'counting';
+  calls = 0;
+  private readonly listings: UpstreamListing[];
+
+  constructor(at: Date, private readonly delayMs: number) {
+    const market = marketAt(TEST_SEED, SCALE, at);
+    this.listings = market.listings
+      .map((listing) =>
+        bundleToUpstream({ listing, details: null, events: [], fees: [], openHouses: [], photos: [] }, false),
+      )
+      .sort((a, b) => (a.modifiedAt < b.modifiedAt ? -1 : a.modifiedAt > b.modifiedAt ? 1 : 0));
+  }
+
+  async searchListings(query: ListingPageQuery): Promise<ListingPage> {
+    this.calls++;
+    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    const since = query.modifiedSince;
+    const matching = this.listings.filter((l) => since === undefined || l.modifiedAt >= since);
+    return { listings: matching, next: null };
+  }
+
+  async fetchListing(id: string): Promise<UpstreamListing> {
+    this.calls++;
+    const found = this.listings.find((l) => l.listing.id === id);
+    if (!found) throw new UpstreamError('not_found', `no listing ${id}`, 404);
+    return found;
+  }
+
+  async fetchBuilding(id: string): Promise<UpstreamBuilding> {
+    throw new UpstreamError('not_found', `no building ${id}`, 404);
+  }
+
+  async listBuildings() {
+    return { buildings: [], next: null };
+  }
+}
+
+describe('freshness: background refresh for paid tiers, single-flight', () => {
+  let t: TestApp;
+  let source: CountingSource;
+  let refresher: Refresher;
+  let businessKey: string;
+
+  beforeAll(async () => {
+    source = new CountingSource(new Date(TEST_NOW.getTime() + 3 * HOUR_MS), 3000);
+    t = await createTestApp({
+      scale: SCALE,
+      env: { RATE_LIMIT_BUSINESS: '100000', RATE_LIMIT_FREE: '100000' },
+      refresher: (parts) => {
+        refresher = new Refresher({ ...parts, source });
+        return refresher;
+      },
+    });
+    businessKey = (await t.ctx.subscriptions.issue({ accountId: 'fresh', tier: 'BUSINESS' })).key;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('serves fresh cached data without touching upstream', async () => {
+    const response = await t.getAs(businessKey, '/v1/search/rentals?areas=100');
+    const body = (await response.json()) as { meta: { source: string; refreshTriggered: boolean } };
+    expect(body.meta.source).toBe('cached');
+    expect(body.meta.refreshTriggered).toBe(false);
+    expect(source.calls).toBe(0);
+  });
+
+  it('answers a burst of 100 stale reads at once and refreshes upstream exactly once', async () => {
+    t.clock.advance(3 * HOUR_MS);
+    const bodies = await Promise.all(
+      Array.from({ length: 100 }, async () => {
+        const response = await t.getAs(businessKey, '/v1/search/rentals?areas=100,300');
+        expect(response.status).toBe(200);
+        return (await response.json()) as { meta: { source: string; refreshTriggered: boolean; dataAge: string } };
+      }),
+    );
+    for (const body of bodies) {
+      expect(body.meta.source).toBe('stale');
+      expect(body.meta.refreshTriggered).toBe(true);
+      expect(body.meta.dataAge).toBe(TEST_NOW.toISOString());
+    }
+    await refresher.idle();
+    expect(source.calls).toBe(1);
+
+    const after = await t.getAs(businessKey, '/v1/search/rentals?areas=100,300');
+    const body = (await after.json()) as { meta: { source: string; refreshTriggered: boolean; dataAge: string } };
+    expect(body.meta.source).toBe('cached');
+    expect(body.meta.refreshTriggered).toBe(false);
+    expect(body.meta.dataAge).toBe(t.clock.now().toISOString());
+    expect(source.calls).toBe(1);
+  });
+
+  it('never refreshes on behalf of Free callers: their data follows the schedule', async () => {
+    t.clock.advance(7 * HOUR_MS);
+    const response = await t.getAs(null, '/v1/search/sales?areas=100');
+    const body = (await response.json()) as { meta: { source: string; refreshTriggered: boolean } };
+    expect(body.meta.source).toBe('stale');
+    expect(body.meta.refreshTriggered).toBe(false);
+    await refresher.idle();
+    expect(source.calls).toBe(1);
+  });
+});
