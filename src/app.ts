@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TSchema } from '@sinclair/typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from './app-context.ts';
 import type { Config } from './config.ts';
 import { installAccessControl } from './http/access.ts';
 import { installErrorHandling, rejectNonFiniteQueryNumbers } from './http/error-handler.ts';
+import { ApiError, errorBody } from './http/errors.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import { MarketSnapshotJob } from './jobs/market-snapshots.ts';
 import { registerAdminRoutes } from './modules/admin/admin.routes.ts';
@@ -137,6 +138,22 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     // X-Forwarded-For is believed only from configured proxies.
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
     bodyLimit: 64 * 1024,
+    // Router-level rejections (undecodable URL, over-long path parameter) use the one envelope too.
+    frameworkErrors: (error, request, reply) => {
+      const apiError = ApiError.invalidParam({
+        parameter: 'path',
+        location: 'path',
+        rule: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'max_length' : 'encoding',
+        message:
+          error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? 'a path segment is too long'
+            : 'the URL is not validly percent-encoded',
+      });
+      void (reply as FastifyReply)
+        .code(apiError.status)
+        .header('X-Request-Id', request.id)
+        .send(errorBody(apiError, request.id));
+    },
     ajv: {
       customOptions: {
         coerceTypes: 'array',

@@ -1,9 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createContext } from './app.ts';
 import type { Config } from './config.ts';
+import { Refresher } from './jobs/refresh/refresher.ts';
+import { RefreshScheduler } from './jobs/refresh/scheduler.ts';
 import { openStore, type Store } from './platform/db/database.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
 import { syncAreas } from './reference/areas-store.ts';
+import { openUpstream } from './upstream/configured-upstream.ts';
 import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './upstream/demo/load.ts';
 import { createProgressReporter } from './upstream/demo/progress.ts';
 
@@ -59,14 +62,42 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Everything `npm start` does: store, schema, demo data, HTTP server. */
+/**
+ * Everything `npm start` does: store, schema, demo data, the upstream (the
+ * in-process market simulator in the demo), the refresh pipeline and its
+ * schedule, background jobs, HTTP server.
+ */
 export async function startServer(config: Config): Promise<RunningServer> {
   const store = await openConfiguredStore(config);
   await prepareStore(store);
   await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`));
-  const ctx = await createContext({ config, store });
+  const upstream = await openUpstream(config, store);
+  let refresher: Refresher | undefined;
+  const ctx = await createContext({
+    config,
+    store,
+    ...(upstream
+      ? {
+          clock: upstream.clock,
+          refresher: (parts) => {
+            refresher = new Refresher({ ...parts, source: upstream.source });
+            return refresher;
+          },
+        }
+      : {}),
+  });
   const app = await buildApp(ctx);
+  refresher?.useLog(app.log);
+  const scheduler =
+    refresher && config.refresh
+      ? new RefreshScheduler(refresher, ctx.clock, {
+          speed: upstream?.speed ?? 1,
+          log: app.log,
+          lastSearchRefresh: () => ctx.syncState.refreshedAt('search:rental'),
+        })
+      : null;
   const url = await app.listen({ host: config.host, port: config.port });
+  await scheduler?.start();
   // In the background: a first run backfills history without delaying start.
   ctx.marketSnapshots.start(undefined, (error) =>
     app.log.error({ err: error }, 'market snapshot job failed'),
@@ -76,7 +107,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     store,
     url,
     close: async () => {
+      await scheduler?.stop();
       await app.close();
+      await refresher?.idle();
+      await upstream?.close();
       await store.close();
     },
   };

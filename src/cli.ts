@@ -1,9 +1,16 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { openConfiguredStore, prepareStore, seedDemoIfEmpty, startServer } from './boot.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { PipelineCliError, registerPipelineCommands } from './jobs/refresh/pipeline.cli.ts';
+import { Refresher } from './jobs/refresh/refresher.ts';
 import { KeysCliError, registerKeysCommands } from './modules/keys/keys.cli.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
+import { registerOpenDataCommands } from './modules/opendata/opendata.cli.ts';
+import { SyncStateReader } from './modules/sync/sync-state.ts';
 import { systemClock } from './platform/clock.ts';
+import { openUpstream } from './upstream/configured-upstream.ts';
+import { createProgressReporter } from './upstream/demo/progress.ts';
+import { registerOriginCommand } from './upstream/simulator/origin.cli.ts';
 import { packageVersion } from './version.ts';
 
 function intOption(value: string): number {
@@ -97,6 +104,61 @@ export function buildCli(): Command {
     stderr: log,
   });
 
+  registerOpenDataCommands(program, {
+    clock: systemClock,
+    open: async () => {
+      const store = await openConfiguredStore(config());
+      try {
+        await prepareStore(store);
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+      return store;
+    },
+    stdout: (text) => process.stdout.write(`${text}\n`),
+    stderr: log,
+  });
+
+  registerPipelineCommands(program, {
+    open: async (withUpstream) => {
+      const cfg = config();
+      const store = await openConfiguredStore(cfg);
+      try {
+        await prepareStore(store);
+        const upstream = withUpstream ? await openUpstream(cfg, store) : null;
+        const clock = upstream?.clock ?? systemClock;
+        return {
+          store,
+          clock,
+          refresher: upstream
+            ? new Refresher({
+                store,
+                clock,
+                source: upstream.source,
+                syncState: new SyncStateReader(store.db, clock),
+              })
+            : null,
+          close: async () => {
+            await upstream?.close();
+            await store.close();
+          },
+        };
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+    },
+    stdout: (text) => process.stdout.write(`${text}\n`),
+    stderr: log,
+    progress: (label) => {
+      const reporter = createProgressReporter(label);
+      return { update: (done, total) => reporter.update(done, total, 'bytes'), stop: () => reporter.stop() };
+    },
+  });
+
+  registerOriginCommand(program);
+
   return program;
 }
 
@@ -104,7 +166,8 @@ buildCli()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
     // Operator mistakes (bad config, unknown key) get their message; anything else its stack.
-    const expected = error instanceof ConfigError || error instanceof KeysCliError;
+    const expected =
+      error instanceof ConfigError || error instanceof KeysCliError || error instanceof PipelineCliError;
     log(expected ? (error as Error).message : ((error as Error).stack ?? String(error)));
     process.exit(1);
   });

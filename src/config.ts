@@ -62,6 +62,12 @@ export interface Config {
     readonly retries: number;
   };
   readonly simulator: {
+    /**
+     * Run the market simulator in-process as the demo's upstream (DEMO_UPSTREAM).
+     * Off: the demo market is served as loaded, with no refreshes (benchmarks of
+     * the read path use this).
+     */
+    readonly enabled: boolean;
     /** Simulated seconds per real second (the in-process demo's whole clock runs at this speed). */
     readonly speed: number;
     /** Share of upstream requests that fail (half time out, half answer 5xx). */
@@ -172,6 +178,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
       retries: intVar(env, 'UPSTREAM_RETRIES', 3, 0, 10),
     }),
     simulator: Object.freeze({
+      enabled: boolVar(env, 'DEMO_UPSTREAM', true),
       speed: numberVar(env, 'SIM_SPEED', 60, 0.001, 100_000),
       faultRate: numberVar(env, 'SIM_FAULT_RATE', 0, 0, 1),
       latency: boolVar(env, 'SIM_LATENCY', true),

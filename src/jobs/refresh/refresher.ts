@@ -68,7 +68,7 @@ export class Refresher implements RefreshPort {
   private readonly source: ListingSource;
   private readonly clock: Clock;
   private readonly syncState: SyncStateReader;
-  private readonly log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  private log: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly writer: ListingWriter;
   private readonly pageSize: number;
   private readonly minSearchIntervalMs: number;
@@ -86,6 +86,11 @@ export class Refresher implements RefreshPort {
     this.writer = new ListingWriter(options.store);
     this.pageSize = options.pageSize ?? 500;
     this.minSearchIntervalMs = options.minSearchIntervalMs ?? 60_000;
+  }
+
+  /** Logs to the service's logger once it exists (the refresher is built before the app). */
+  useLog(log: Pick<Logger, 'info' | 'warn' | 'error'>): void {
+    this.log = log;
   }
 
   // ---- RefreshPort -------------------------------------------------------
