@@ -14,7 +14,15 @@ import { DEMO_SCOPE } from './demo/load.ts';
 import { resoSourceFromConfig } from './reso/source.ts';
 import { ScaledClock } from './simulator/clock.ts';
 import { type Origin, startOrigin } from './simulator/server.ts';
-import type { ListingSource } from './source.ts';
+import {
+  type CallOptions,
+  type ListingPage,
+  type ListingPageQuery,
+  type ListingSource,
+  type UpstreamBuilding,
+  UpstreamError,
+  type UpstreamListing,
+} from './source.ts';
 
 export interface ConfiguredUpstream {
   source: ListingSource;
@@ -22,8 +30,8 @@ export interface ConfiguredUpstream {
   clock: Clock;
   /** Clock milliseconds per real millisecond (scales timer delays). */
   speed: number;
-  /** The in-process simulator, when the demo runs one. */
-  origin: Origin | null;
+  /** The in-process simulator (starting in the background), when the demo runs one. */
+  origin: Promise<Origin> | null;
   close(): Promise<void>;
 }
 
@@ -81,7 +89,9 @@ export async function openUpstream(config: Config, store: Store): Promise<Config
   if (!demo) return null;
   const anchor = Math.max(Date.now(), await latestKnownInstant(store));
   const clock = new ScaledClock({ anchor, speed: config.simulator.speed });
-  const origin = await startOrigin({
+  // Building the simulator's index takes seconds at full scale: the service
+  // starts answering from its store meanwhile, and upstream calls wait for it.
+  const starting = startOrigin({
     seed: demo.seed,
     scale: demo.scale,
     start: new Date(demo.generatedAt),
@@ -92,11 +102,53 @@ export async function openUpstream(config: Config, store: Store): Promise<Config
     faultRate: config.simulator.faultRate,
     ...(config.upstream.token ? { token: config.upstream.token } : {}),
   });
+  // Observed here so a failed start is not an unhandled rejection; calls see the failure.
+  starting.catch(() => {});
   return {
-    source: resoSourceFromConfig(config, { url: origin.url }),
+    source: new DeferredSource(starting.then((origin) => resoSourceFromConfig(config, { url: origin.url }))),
     clock,
     speed: config.simulator.speed,
-    origin,
-    close: () => origin.close(),
+    origin: starting,
+    close: async () => {
+      const origin = await starting.catch(() => null);
+      await origin?.close();
+    },
   };
+}
+
+/** A source whose implementation becomes available later (the in-process simulator starting). */
+class DeferredSource implements ListingSource {
+  readonly name = 'reso:market-simulator';
+
+  constructor(private readonly ready: Promise<ListingSource>) {}
+
+  private async source(): Promise<ListingSource> {
+    try {
+      return await this.ready;
+    } catch (error) {
+      throw new UpstreamError(
+        'unavailable',
+        `the market simulator did not start: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  async searchListings(query: ListingPageQuery, options?: CallOptions): Promise<ListingPage> {
+    return (await this.source()).searchListings(query, options);
+  }
+
+  async fetchListing(id: string, options?: CallOptions): Promise<UpstreamListing> {
+    return (await this.source()).fetchListing(id, options);
+  }
+
+  async fetchBuilding(id: string, options?: CallOptions): Promise<UpstreamBuilding> {
+    return (await this.source()).fetchBuilding(id, options);
+  }
+
+  async listBuildings(
+    query: Parameters<ListingSource['listBuildings']>[0],
+    options?: CallOptions,
+  ): ReturnType<ListingSource['listBuildings']> {
+    return (await this.source()).listBuildings(query, options);
+  }
 }

@@ -1,0 +1,203 @@
+/**
+ * Data pipeline measurements, run after the HTTP scenarios (the service child
+ * is stopped by then, so the store is not shared):
+ *
+ * 1. Full refresh throughput: every on-market listing from the market
+ *    simulator (its own process, as an operator's feed would be), over HTTP
+ *    through the RESO source, into the bench store with change detection.
+ *    Target ≥ 3,000 listings/s on SQLite.
+ * 2. Single-flight: 100 concurrent search reads of stale data by a Business
+ *    key against a live app start exactly one upstream refresh.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { buildApp, createContext } from '../src/app.ts';
+import { openConfiguredStore, prepareStore } from '../src/boot.ts';
+import { loadConfig } from '../src/config.ts';
+import { Refresher } from '../src/jobs/refresh/refresher.ts';
+import { SyncStateReader } from '../src/modules/sync/sync-state.ts';
+import { HOUR_MS, ManualClock } from '../src/platform/clock.ts';
+import type { Store } from '../src/platform/db/database.ts';
+import { DEMO_SCOPE } from '../src/upstream/demo/load.ts';
+import { ResoListingSource } from '../src/upstream/reso/source.ts';
+import { type BenchConfig, REPO_ROOT } from './config.ts';
+
+export interface PipelineBenchResult {
+  fullRefresh: {
+    listings: number;
+    created: number;
+    updated: number;
+    unchanged: number;
+    events: number;
+    seconds: number;
+    listingsPerSecond: number;
+  };
+  singleFlight: {
+    reads: number;
+    staleReads: number;
+    refreshTriggered: number;
+    upstreamRequests: number;
+  };
+}
+
+export const FULL_REFRESH_TARGET = 3_000;
+
+interface DemoRecord {
+  seed: number;
+  scale: number;
+  generatedAt: string;
+}
+
+async function demoRecord(store: Store): Promise<DemoRecord> {
+  const row = await store.db
+    .selectFrom('sync_state')
+    .select('detail')
+    .where('scope', '=', DEMO_SCOPE)
+    .executeTakeFirst();
+  if (!row?.detail) throw new Error('the bench store holds no demo market');
+  return JSON.parse(row.detail) as DemoRecord;
+}
+
+/** `stoop origin` in its own process, at a fixed simulated instant (speed ≈ 0). */
+async function startOriginProcess(demo: DemoRecord, at: Date): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli.ts',
+      'origin',
+      '--port',
+      '0',
+      '--seed',
+      String(demo.seed),
+      '--scale',
+      String(demo.scale),
+      '--start',
+      at.toISOString(),
+      '--speed',
+      '0.001',
+      '--no-latency',
+    ],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /(http:\/\/127\.0\.0\.1:\d+\/odata)/.exec(seen);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`stoop origin exited (${code}): ${seen.slice(-500)}`)));
+  });
+  return { url, child };
+}
+
+export async function runPipelineBench(
+  config: BenchConfig,
+  log: (line: string) => void,
+): Promise<PipelineBenchResult> {
+  const appConfig = loadConfig({
+    ...process.env,
+    DATA_DIR: config.dataDir,
+    ...(config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : {}),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_BUSINESS: '1000000000',
+    MONTHLY_QUOTA_BUSINESS: '1000000000',
+  });
+  const store = await openConfiguredStore(appConfig);
+  let origin: { url: string; child: ChildProcess } | undefined;
+  try {
+    await prepareStore(store);
+    const demo = await demoRecord(store);
+    // Six simulated hours after the load: some listings changed, most did not.
+    const at = new Date(Date.parse(demo.generatedAt) + 6 * HOUR_MS);
+    log(`Starting the market simulator (scale ${demo.scale}) at ${at.toISOString()}…`);
+    origin = await startOriginProcess(demo, at);
+
+    const clock = new ManualClock(at);
+    const source = new ResoListingSource({ url: origin.url, timeoutMs: 60_000 });
+    const refresher = new Refresher({
+      store,
+      clock,
+      source,
+      syncState: new SyncStateReader(store.db, clock),
+      pageSize: 2000,
+    });
+    log(
+      '▶ full refresh: every on-market listing, simulator → RESO over HTTP → store, with change detection…',
+    );
+    const full = await refresher.fullRefresh();
+    const seconds = full.ms / 1000;
+    const fullRefresh = {
+      listings: full.received,
+      created: full.created,
+      updated: full.updated,
+      unchanged: full.unchanged,
+      events: full.events,
+      seconds,
+      listingsPerSecond: Math.round(full.received / seconds),
+    };
+    log(`  ${fullRefresh.listings} listings in ${seconds.toFixed(1)} s = ${fullRefresh.listingsPerSecond}/s`);
+
+    log('▶ single-flight: 100 concurrent stale reads by a Business key…');
+    const singleFlight = await singleFlightBench(appConfig, store, origin.url, at);
+    log(
+      `  ${singleFlight.refreshTriggered} reads reported a refresh; upstream requests: ${singleFlight.upstreamRequests}`,
+    );
+    return { fullRefresh, singleFlight };
+  } finally {
+    origin?.child.kill('SIGTERM');
+    await store.close();
+  }
+}
+
+async function singleFlightBench(
+  appConfig: ReturnType<typeof loadConfig>,
+  store: Store,
+  originUrl: string,
+  at: Date,
+): Promise<PipelineBenchResult['singleFlight']> {
+  // Three hours after the full refresh: stale for Business (30 min).
+  const clock = new ManualClock(at.getTime() + 3 * HOUR_MS);
+  let upstreamRequests = 0;
+  const countingFetch: typeof fetch = (input, init) => {
+    upstreamRequests++;
+    return fetch(input, init);
+  };
+  const source = new ResoListingSource({ url: originUrl, timeoutMs: 60_000, fetch: countingFetch });
+  let refresher: Refresher | undefined;
+  const ctx = await createContext({
+    config: appConfig,
+    store,
+    clock,
+    limitsNamespace: `stoop-bench-${process.pid}`,
+    refresher: (parts) => {
+      refresher = new Refresher({ ...parts, source, pageSize: 5000 });
+      return refresher;
+    },
+  });
+  const app = await buildApp(ctx, { logger: false });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const key = (await ctx.subscriptions.issue({ accountId: 'stoop-bench', tier: 'BUSINESS' })).key;
+    const reads = await Promise.all(
+      Array.from({ length: 100 }, async () => {
+        const response = await fetch(`${url}/v1/search/rentals?areas=100,300&perPage=20`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        return (await response.json()) as { meta?: { source: string; refreshTriggered: boolean } };
+      }),
+    );
+    await refresher?.idle();
+    return {
+      reads: reads.length,
+      staleReads: reads.filter((r) => r.meta?.source === 'stale').length,
+      refreshTriggered: reads.filter((r) => r.meta?.refreshTriggered === true).length,
+      upstreamRequests,
+    };
+  } finally {
+    await app.close();
+  }
+}
