@@ -162,8 +162,10 @@ async function singleFlightBench(
   // Three hours after the full refresh: stale for Business (30 min).
   const clock = new ManualClock(at.getTime() + 3 * HOUR_MS);
   let upstreamRequests = 0;
-  const countingFetch: typeof fetch = (input, init) => {
+  // A feed answering in about a second (as real ones do), so the burst overlaps the refresh.
+  const countingFetch: typeof fetch = async (input, init) => {
     upstreamRequests++;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     return fetch(input, init);
   };
   const source = new ResoListingSource({ url: originUrl, timeoutMs: 60_000, fetch: countingFetch });

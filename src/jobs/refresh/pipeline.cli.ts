@@ -4,6 +4,8 @@
  * - `stoop events tail [--from N] [--type T] [--follow]`: print the event log as JSON lines;
  * - `stoop ingest listings FILE`: bulk-load RESO Property records from a file.
  */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import { LISTING_EVENT_TYPES, toEventPayload } from '../../modules/events/event-catalogue.ts';
 import { latestSequence, readEvents } from '../../modules/events/event-log.ts';
@@ -141,6 +143,13 @@ export function registerPipelineCommands(program: Command, options: PipelineCliO
     )
     .argument('<file>', 'path of the file')
     .action(async (file: string) => {
+      try {
+        await access(file, constants.R_OK);
+      } catch (error) {
+        throw new PipelineCliError(
+          `Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        );
+      }
       const session = await open(false);
       const bar = options.progress('Ingest');
       let report: IngestReport;
