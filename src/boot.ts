@@ -3,6 +3,7 @@ import { buildApp, createContext } from './app.ts';
 import type { Config } from './config.ts';
 import { Refresher } from './jobs/refresh/refresher.ts';
 import { RefreshScheduler } from './jobs/refresh/scheduler.ts';
+import { ScoresJob } from './jobs/scores.ts';
 import { openStore, type Store } from './platform/db/database.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
 import { syncAreas } from './reference/areas-store.ts';
@@ -102,11 +103,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   ctx.marketSnapshots.start(undefined, (error) =>
     app.log.error({ err: error }, 'market snapshot job failed'),
   );
+  // Weekly building scores from imported open data (a no-op until a dataset is imported).
+  const scores = new ScoresJob(store.db, ctx.areaTree, ctx.clock);
+  scores.start((error) => app.log.error({ err: error }, 'building scores job failed'));
   return {
     app,
     store,
     url,
     close: async () => {
+      await scores.stop();
       await scheduler?.stop();
       await app.close();
       await refresher?.idle();

@@ -19,3 +19,9 @@ export const PHOTO_KEY_PATTERN = '^[0-9a-f]{32}$';
 export function photoUrl(photoBaseUrl: string, key: string, size: PhotoSize = DEFAULT_PHOTO_SIZE): string {
   return `${photoBaseUrl}/fp/${key}-${size}.webp`;
 }
+
+/** Pixel dimensions a size suffix stands for (`se_large_800_400` → 800 × 400). */
+export function photoSizeDimensions(size: PhotoSize): { width: number; height: number } {
+  const [, width, height] = /_(\d+)_(\d+)$/.exec(size)!;
+  return { width: Number(width), height: Number(height) };
+}

@@ -1,0 +1,146 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app-context.ts';
+import { PUBLIC_ROUTE, UNMETERED_ROUTE } from '../../http/access.ts';
+import { ApiError } from '../../http/errors.ts';
+import { DemoPhotoSource } from './demo-photo-source.ts';
+import type { PhotoSource } from './photo-source.ts';
+import { DEFAULT_PHOTO_SIZE, PHOTO_KEY_PATTERN, PHOTO_SIZES, type PhotoSize } from './photo-url.ts';
+import {
+  PhotoFileParams,
+  PhotoParams,
+  PhotoQuery,
+  photoFileResponses,
+  photoResponses,
+} from './photos.schema.ts';
+import { PhotoService, type PhotoVariant } from './photos.service.ts';
+
+/** The bytes behind a (key, size) never change: a year, and no revalidation while fresh. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const KEY = new RegExp(PHOTO_KEY_PATTERN);
+
+export interface PhotoRouteOptions {
+  /** Where originals come from; the demo renderer when not given. */
+  source?: PhotoSource;
+}
+
+/**
+ * Photo delivery, two ways:
+ * - `GET /v1/photos/{key}?size=`: the API endpoint SPEC lists among the no-key
+ *   ones; like every public data route it is rate-limited and counted (Free-tier
+ *   limits by IP without a key).
+ * - `GET /fp/{key}-{size}.webp`: the image-host layout that photo URLs in
+ *   responses point at (`PHOTO_BASE_URL`, this service by default). It is not
+ *   metered: a client rendering one search page loads dozens of images, which
+ *   must not spend the 10-per-minute Free window its data requests need, and
+ *   these are the URLs a CDN in front of the service fetches from. The work it
+ *   can cause is bounded — only keys in the photos table are served, each
+ *   variant is rendered once and then read from disk — so it is as safe to
+ *   leave open as a CDN origin.
+ */
+export function registerPhotoRoutes(
+  app: FastifyInstance,
+  ctx: AppContext,
+  options: PhotoRouteOptions = {},
+): void {
+  const photos = new PhotoService({
+    db: ctx.store.db,
+    source: options.source ?? new DemoPhotoSource(),
+    cacheDir: ctx.config.photoCacheDir,
+    onCacheError: (error, operation, key, size) =>
+      app.log.warn({ err: error, operation, key, size }, 'photo cache failed; serving a fresh render'),
+  });
+  const serve = async (request: FastifyRequest, reply: FastifyReply, key: string, size: PhotoSize) => {
+    const variant = await photos.variant(key, size);
+    if (!variant) throw ApiError.notFound('Photo', key);
+    return sendVariant(request, reply, variant);
+  };
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  typed.get(
+    '/v1/photos/:key',
+    {
+      config: { access: PUBLIC_ROUTE },
+      preValidation: rejectMalformedKey,
+      schema: {
+        operationId: 'getPhoto',
+        tags: ['Photos'],
+        summary: 'Photo by key',
+        description: `A listing or building photo as WebP, cropped to fill the requested size (default \`${DEFAULT_PHOTO_SIZE}\`). No key needed; metered like every public endpoint (Free-tier limits by IP without a key). Photo URLs in responses use the unmetered \`/fp/{key}-{size}.webp\` form instead. Responses carry a strong ETag and are cacheable for a year; If-None-Match answers 304.`,
+        params: PhotoParams,
+        querystring: PhotoQuery,
+        response: photoResponses,
+      },
+    },
+    async (request, reply) =>
+      serve(request, reply, request.params.key, request.query.size ?? DEFAULT_PHOTO_SIZE),
+  );
+
+  typed.get(
+    '/fp/:key-:size.webp',
+    {
+      config: { access: UNMETERED_ROUTE },
+      preValidation: rejectMalformedKey,
+      schema: {
+        operationId: 'getPhotoFile',
+        tags: ['Photos'],
+        summary: 'Photo file (image host)',
+        description:
+          'What photo URLs in responses point at: `{photo_base_url}/fp/<key>-<size>.webp`. Same bytes as `/v1/photos/{key}?size=<size>`. Public and outside rate limits and quotas, like a CDN: a page of results loads many images, and the work is bounded (existing keys only, each size rendered once, then served from disk). Immutable: cache for a year; If-None-Match answers 304.',
+        params: PhotoFileParams,
+        response: photoFileResponses,
+      },
+    },
+    async (request, reply) => serve(request, reply, request.params.key, request.params.size),
+  );
+
+  // Anything else under /fp/ is a file name that does not follow the layout;
+  // say what the layout is instead of a bare "no route".
+  app.get(
+    '/fp/*',
+    { config: { access: UNMETERED_ROUTE }, schema: { hide: true } },
+    async (request: FastifyRequest<{ Params: { '*': string } }>) => {
+      throw malformedFileName(request.params['*']);
+    },
+  );
+}
+
+async function rejectMalformedKey(request: FastifyRequest): Promise<void> {
+  const { key } = request.params as { key?: string };
+  if (key !== undefined && !KEY.test(key)) {
+    throw ApiError.invalidParam({
+      parameter: 'key',
+      location: 'path',
+      rule: 'pattern',
+      message: 'must be a photo key: 32 lowercase hexadecimal characters',
+    });
+  }
+}
+
+function malformedFileName(file: string): ApiError {
+  const layout = `photo files are named "<key>-<size>.webp" (a 32-character lowercase hex key; size one of ${PHOTO_SIZES.join(', ')})`;
+  return ApiError.invalidParam({
+    parameter: 'file',
+    location: 'path',
+    rule: file.endsWith('.webp') ? 'pattern' : 'extension',
+    message: file.endsWith('.webp')
+      ? `"${file.slice(0, 100)}" does not follow the layout: ${layout}`
+      : `photos are served as WebP only: ${layout}`,
+  });
+}
+
+/** If-None-Match (weak comparison, as RFC 9110 specifies for it): `*` or any listed tag. */
+function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+function sendVariant(request: FastifyRequest, reply: FastifyReply, variant: PhotoVariant): FastifyReply {
+  reply.header('ETag', variant.etag);
+  reply.header('Cache-Control', IMMUTABLE);
+  reply.header('X-Cache', variant.rendered ? 'MISS' : 'HIT');
+  if (matchesIfNoneMatch(request.headers['if-none-match'], variant.etag)) return reply.code(304).send();
+  reply.header('X-Content-Type-Options', 'nosniff');
+  return reply.type('image/webp').send(variant.bytes);
+}
