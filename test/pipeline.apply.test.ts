@@ -41,10 +41,10 @@ function expectedTypes(kind: string, previousStatus: string): ListingEventType[]
 
 function bundlesOf(market: DemoMarket) {
   const details = new Map(market.listingDetails.map((d) => [d.listing_id, d]));
-  const group = <T extends { listing_id: string | null }>(rows: readonly T[]) => {
+  const group = <T extends { listing_id?: string | null }>(rows: readonly T[]) => {
     const out = new Map<string, T[]>();
     for (const row of rows) {
-      if (row.listing_id === null) continue;
+      if (!row.listing_id) continue;
       const list = out.get(row.listing_id) ?? [];
       list.push(row);
       out.set(row.listing_id, list);

@@ -67,8 +67,8 @@ export interface DemoMarket {
 /** Detail pages of listings that left the market longer ago than this are not kept. */
 export const DETAIL_RETENTION_DAYS = 14;
 /** Open houses are announced this far ahead and kept this long after. */
-const OPEN_HOUSE_LOOKAHEAD_DAYS = 10;
-const OPEN_HOUSE_HISTORY_DAYS = 21;
+export const OPEN_HOUSE_LOOKAHEAD_DAYS = 10;
+export const OPEN_HOUSE_HISTORY_DAYS = 21;
 
 const BED_RENT = [0.8, 1, 1.4, 1.85, 2.5];
 const BASE_SQFT = [480, 700, 1050, 1450, 2200];
@@ -193,13 +193,62 @@ export class DemoMarketGenerator {
 
   /** One listing as of `now`, or null when it arrived outside the window. */
   listing(kind: ListingKind, day: number, index: number): ListingBundle | null {
+    return this.listingAt(kind, day, index, this.nowMs);
+  }
+
+  /**
+   * One listing observed at instant `at` over this generator's building stock
+   * (drawn at `now`), or null when it arrived outside the 24 months before `at`.
+   * Within `now`'s calendar year this equals `listing()` of a generator built at
+   * `at`, bookkeeping timestamps (`refreshed_at`, details' `updated_at`) aside:
+   * the market simulator observes one stock at a moving instant with it.
+   * `parts: 'listing'` skips what only the detail page needs (details, fees,
+   * photo rows: empty in the bundle); the listing row and open houses are the same.
+   */
+  listingAt(
+    kind: ListingKind,
+    day: number,
+    index: number,
+    at: number,
+    parts: 'all' | 'listing' = 'all',
+  ): ListingBundle | null {
     const id = listingId(kind, day, index);
     const rng = new Rng(this.seed, 'listing', id);
     const listedAt = dayStart(day) + Math.round(rng.range(13, 23.5) * 60) * 60_000;
-    if (listedAt > this.nowMs || listedAt <= this.nowMs - HISTORY_DAYS * DAY_MS) return null;
+    if (listedAt > at || listedAt <= at - HISTORY_DAYS * DAY_MS) return null;
     const building = (kind === 'rental' ? this.rentalTable : this.saleTable).pick(rng);
     const plan = this.plan(rng, kind, id, building, listedAt);
-    return this.observe(plan);
+    return this.observe(plan, at, parts === 'all');
+  }
+
+  /**
+   * A listing's whole life, independent of any observation instant: lifecycle
+   * events, open-house schedule and the instants at which its observed rows
+   * change (see `changeInstants`). The simulator indexes these instead of
+   * observing the market anew per request.
+   */
+  timeline(kind: ListingKind, day: number, index: number): ListingTimeline {
+    const id = listingId(kind, day, index);
+    const rng = new Rng(this.seed, 'listing', id);
+    const listedAt = dayStart(day) + Math.round(rng.range(13, 23.5) * 60) * 60_000;
+    const building = (kind === 'rental' ? this.rentalTable : this.saleTable).pick(rng);
+    const plan = this.plan(rng, kind, id, building, listedAt);
+    const openHouses = this.openHouseSchedule(plan).map((oh) => ({
+      id: `${id}-${oh.week}`,
+      start: oh.start,
+      end: oh.end,
+    }));
+    return {
+      id,
+      kind,
+      day,
+      index,
+      buildingId: building.id,
+      listedAt,
+      events: plan.events,
+      openHouses,
+      changes: changeInstants(listedAt, plan.events, openHouses),
+    };
   }
 
   private plan(rng: Rng, kind: ListingKind, id: string, b: DemoBuilding, listedAt: number): ListingPlan {
@@ -380,8 +429,7 @@ export class DemoMarketGenerator {
     };
   }
 
-  private observe(plan: ListingPlan): ListingBundle {
-    const t = this.nowMs;
+  private observe(plan: ListingPlan, t: number, detailPage = true): ListingBundle {
     const { b, kind, id } = plan;
     let status: 'ACTIVE' | 'IN_CONTRACT' | 'OFF_MARKET' = 'ACTIVE';
     let closed: 'RENTED' | 'SOLD' | 'DELISTED' | null = null;
@@ -432,7 +480,7 @@ export class DemoMarketGenerator {
     }
     const scraped =
       status !== 'OFF_MARKET' || (offMarketAt !== null && t - offMarketAt <= DETAIL_RETENTION_DAYS * DAY_MS);
-    const nowIso = this.now.toISOString();
+    const nowIso = new Date(t).toISOString();
 
     const photoRng = new Rng(this.seed, 'photos', id);
     const photoCount = photoRng.chance(kind === 'rental' ? 0.04 : 0.01)
@@ -445,10 +493,11 @@ export class DemoMarketGenerator {
     const photos: NewPhoto[] = [];
     // Photos (rows and the lead key) live with the detail page: old history has none, which
     // keeps a full-scale store hundreds of thousands of rows smaller.
-    const kept = scraped ? photoCount : 0;
+    const kept = scraped ? (detailPage ? photoCount : Math.min(1, photoCount)) : 0;
     for (let position = 0; position < kept; position++) {
       const key = hexKey(this.seed, 'photo', id, position);
       photoKeys.push(key);
+      if (!detailPage) continue;
       photos.push({
         key,
         listing_id: id,
@@ -484,7 +533,7 @@ export class DemoMarketGenerator {
       }
     }
 
-    const expected = this.expectedPrice(plan);
+    const expected = this.expectedPrice(plan, t);
     const daysActive = Math.max(0, (t - activeSince) / DAY_MS);
     const rankScore = rank({
       photoCount,
@@ -555,15 +604,15 @@ export class DemoMarketGenerator {
       updated_at: new Date(updatedAt).toISOString(),
     };
 
-    const fees = scraped ? feeRows(plan, price) : [];
-    const details = scraped ? this.details(plan, listing, photoKeys, nowIso) : null;
+    const fees = scraped && detailPage ? feeRows(plan, price) : [];
+    const details = scraped && detailPage ? this.details(plan, listing, photoKeys, nowIso) : null;
     return { listing, details, events, fees, openHouses, photos };
   }
 
   /** The typical price of this kind of home in this area today, for the rank's value term. */
-  private expectedPrice(plan: ListingPlan): number {
+  private expectedPrice(plan: ListingPlan, t: number): number {
     const { b, kind } = plan;
-    const index = marketIndex(kind, this.nowMs);
+    const index = marketIndex(kind, t);
     if (kind === 'rental') {
       return (
         b.area.profile.rent *
@@ -712,6 +761,122 @@ export class DemoMarketGenerator {
       updated_at: nowIso,
     };
   }
+}
+
+/** An open house of a listing's schedule: id `${listingId}-${week}`, start and end instants. */
+export interface ScheduledOpenHouse {
+  id: string;
+  start: number;
+  end: number;
+}
+
+/** A listing's life as drawn at arrival (see `DemoMarketGenerator.timeline`). */
+export interface ListingTimeline {
+  id: string;
+  kind: ListingKind;
+  day: number;
+  index: number;
+  buildingId: string;
+  listedAt: number;
+  events: readonly LifeEvent[];
+  /** Every open house the listing will hold, ascending by start. */
+  openHouses: readonly ScheduledOpenHouse[];
+  /**
+   * Ascending instants (whole milliseconds) at which what `listingAt`
+   * observes at whole-millisecond instants changes, the first being `listedAt`. "Observes" is every row an upstream feed carries: the
+   * listing (rank and bookkeeping timestamps aside), details, fees, open houses
+   * and photos. Between two consecutive instants those rows are constant, so
+   * the listing observed at t equals the listing observed at the latest change
+   * instant at or before t. Changes: lifecycle events; the detail page dropped
+   * DETAIL_RETENTION_DAYS after leaving the market; an open house announced
+   * (OPEN_HOUSE_LOOKAHEAD_DAYS before it starts), starting (it stops being the
+   * next one 1 ms after its start) and dropped OPEN_HOUSE_HISTORY_DAYS after it.
+   */
+  changes: readonly number[];
+}
+
+export interface LifecycleState {
+  /** Number of lifecycle events at or before the instant. */
+  count: number;
+  status: ListingRow['status'];
+  closed: ListingRow['closed_reason'];
+  offMarketAt: number | null;
+}
+
+/** The lifecycle state after every event at or before t (the rules `observe` applies). */
+export function lifecycleStateAt(events: readonly LifeEvent[], t: number): LifecycleState {
+  const state: LifecycleState = { count: 0, status: 'ACTIVE', closed: null, offMarketAt: null };
+  for (const e of events) {
+    if (e.at > t) break;
+    state.count++;
+    if (e.kind === 'RELISTED') {
+      state.status = 'ACTIVE';
+      state.closed = null;
+      state.offMarketAt = null;
+    } else if (e.kind === 'IN_CONTRACT') state.status = 'IN_CONTRACT';
+    else if (e.kind === 'DELISTED' || e.kind === 'RENTED' || e.kind === 'SOLD') {
+      state.status = 'OFF_MARKET';
+      state.closed = e.kind;
+      state.offMarketAt = e.at;
+    }
+  }
+  return state;
+}
+
+/** Whether the detail page (details, fees, photos, open houses) is still kept at t. */
+export function detailKeptAt(state: LifecycleState, t: number): boolean {
+  return (
+    state.status !== 'OFF_MARKET' ||
+    (state.offMarketAt !== null && t - state.offMarketAt <= DETAIL_RETENTION_DAYS * DAY_MS)
+  );
+}
+
+/** Whether an open house is listed at t (announced ahead, kept a while after), detail page permitting. */
+export function openHouseVisibleAt(start: number, t: number, detailKept: boolean): boolean {
+  return (
+    detailKept &&
+    start <= t + OPEN_HOUSE_LOOKAHEAD_DAYS * DAY_MS &&
+    start >= t - OPEN_HOUSE_HISTORY_DAYS * DAY_MS
+  );
+}
+
+/**
+ * The change instants of a listing (see `ListingTimeline.changes`), derived
+ * from the rules of `observe`: every lifecycle event; the detail page dropped
+ * (unless relisted first); an open house announced while the detail page is
+ * kept; an open house's start + 1 ms while the listing is ACTIVE (it stops
+ * being `next_open_house_at`); an open house dropped while it was still shown.
+ */
+export function changeInstants(
+  listedAt: number,
+  events: readonly LifeEvent[],
+  openHouses: readonly ScheduledOpenHouse[],
+): number[] {
+  // Event times are fractional milliseconds; observations happen at whole ones.
+  const out: number[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    out.push(Math.ceil(e.at));
+    if (e.kind === 'DELISTED' || e.kind === 'RENTED' || e.kind === 'SOLD') {
+      const purge = Math.floor(e.at + DETAIL_RETENTION_DAYS * DAY_MS) + 1;
+      const next = events[i + 1];
+      if (next === undefined || Math.ceil(next.at) > purge) out.push(purge);
+    }
+  }
+  const kept = (t: number) => detailKeptAt(lifecycleStateAt(events, t), t);
+  for (const oh of openHouses) {
+    const announced = oh.start - OPEN_HOUSE_LOOKAHEAD_DAYS * DAY_MS;
+    if (announced > listedAt && kept(announced)) out.push(announced);
+    if (oh.start + 1 > listedAt && lifecycleStateAt(events, oh.start).status === 'ACTIVE')
+      out.push(oh.start + 1);
+    const dropped = oh.start + OPEN_HOUSE_HISTORY_DAYS * DAY_MS + 1;
+    if (dropped > listedAt && kept(dropped - 1)) out.push(dropped);
+  }
+  out.sort((a, b) => a - b);
+  let n = 0;
+  for (const c of out) if (c >= listedAt && (n === 0 || out[n - 1] !== c)) out[n++] = c;
+  out.length = n;
+  return out;
 }
 
 interface OpenHouseSlot {
