@@ -20,6 +20,7 @@ import type { Store } from '../src/platform/db/database.ts';
 import { DEMO_SCOPE } from '../src/upstream/demo/load.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
 import { type BenchConfig, REPO_ROOT } from './config.ts';
+import type { TargetCheck } from './report.ts';
 
 export interface PipelineBenchResult {
   fullRefresh: {
@@ -202,4 +203,31 @@ async function singleFlightBench(
   } finally {
     await app.close();
   }
+}
+
+export function checkPipelineTargets(result: PipelineBenchResult): TargetCheck[] {
+  const { fullRefresh, singleFlight } = result;
+  return [
+    {
+      name: `full refresh >= ${FULL_REFRESH_TARGET} listings/s`,
+      pass: fullRefresh.listingsPerSecond >= FULL_REFRESH_TARGET,
+      detail: `${fullRefresh.listingsPerSecond} listings/s (${fullRefresh.listings} in ${fullRefresh.seconds.toFixed(1)} s)`,
+    },
+    {
+      name: 'single-flight: 100 concurrent stale reads = 1 upstream call',
+      pass: singleFlight.upstreamRequests === 1 && singleFlight.refreshTriggered === singleFlight.reads,
+      detail: `${singleFlight.upstreamRequests} upstream call(s); ${singleFlight.refreshTriggered}/${singleFlight.reads} reads reported refreshTriggered`,
+    },
+  ];
+}
+
+export function formatPipeline(result: PipelineBenchResult): string {
+  const f = result.fullRefresh;
+  const s = result.singleFlight;
+  return [
+    '| pipeline | figure |',
+    '|---|---|',
+    `| full refresh (simulator → RESO over HTTP → store, change detection) | ${f.listingsPerSecond} listings/s: ${f.listings} listings in ${f.seconds.toFixed(1)} s (${f.updated} changed, ${f.unchanged} unchanged, ${f.events} events) |`,
+    `| 100 concurrent stale Business reads | ${s.upstreamRequests} upstream call, ${s.refreshTriggered} reads with refreshTriggered |`,
+  ].join('\n');
 }

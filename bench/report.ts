@@ -20,6 +20,8 @@ export interface BenchReport {
   readonly environment: Readonly<Record<string, unknown>>;
   readonly baselineReqPerSec: number;
   readonly scenarios: readonly RatedResult[];
+  /** Refresh pipeline figures (bench/pipeline.ts). */
+  readonly pipeline?: unknown;
   readonly targets: readonly TargetCheck[];
 }
 

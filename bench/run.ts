@@ -3,6 +3,8 @@ import { neighborhoodAreaIds } from './areas.ts';
 import { type RunningBaseline, startBaseline, stopBaseline } from './baseline.ts';
 import { issueBenchKey } from './bench-key.ts';
 import { BenchConfigError, readBenchConfig } from './config.ts';
+import { sampleMarketIds } from './market-ids.ts';
+import { checkPipelineTargets, formatPipeline, runPipelineBench } from './pipeline.ts';
 import { createRng, type Rng } from './random.ts';
 import { type BenchReport, checkTargets, formatTable, formatTargets, rate, writeReport } from './report.ts';
 import { runScenario, type ScenarioResult } from './runner.ts';
@@ -69,12 +71,23 @@ async function main(): Promise<void> {
   baseline = await startBaseline(body);
   log(`Baseline serves ${body.byteLength} bytes on ${baseline.url}.`);
 
+  const ids = await sampleMarketIds(config);
+  const photoKeys = (
+    JSON.parse(Buffer.from(body).toString('utf8')) as { data: { leadPhotoKey: string | null }[] }
+  ).data
+    .map((l) => l.leadPhotoKey)
+    .filter((k): k is string => k !== null);
   // Baseline first and last: drift during the run shows up as a gap between the two rows.
   const plan: Scenario[] = [
     baselineScenario('baseline'),
-    ...serviceScenarios({ neighborhoods }),
+    ...serviceScenarios({ neighborhoods, photoKeys, ...ids }),
     baselineScenario('baseline-end'),
   ];
+  // Scenarios that call as another tier get a key of their own (issued once per tier).
+  const tierHeaders = new Map<string, Record<string, string>>();
+  for (const tier of new Set(plan.flatMap((s) => (s.tier && s.tier !== 'INTERNAL' ? [s.tier] : [])))) {
+    tierHeaders.set(tier, authHeaders(await issueBenchKey(config, tier)));
+  }
   const rng = createRng(config.seed);
   const results: ScenarioResult[] = [];
   for (const scenario of plan) {
@@ -87,7 +100,7 @@ async function main(): Promise<void> {
       connections: config.connections,
       durationS: config.durationS,
       warmupS: config.warmupS,
-      headers,
+      headers: (scenario.tier && tierHeaders.get(scenario.tier)) || headers,
       rng,
     });
     if (result.non2xx > 0 || result.errors > 0) {
@@ -106,8 +119,11 @@ async function main(): Promise<void> {
   const health = service.health;
   await cleanup();
 
+  // The refresh pipeline, with the service stopped (it owns the store while running).
+  const pipeline = await runPipelineBench(config, log);
+
   const { baselineReqPerSec, rated } = rate(results);
-  const targets = checkTargets(rated);
+  const targets = [...checkTargets(rated), ...checkPipelineTargets(pipeline)];
   const report: BenchReport = {
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -132,6 +148,7 @@ async function main(): Promise<void> {
     },
     baselineReqPerSec,
     scenarios: rated,
+    pipeline,
     targets,
   };
   await writeReport(config.resultsFile, report);
@@ -140,7 +157,9 @@ async function main(): Promise<void> {
     `\nStoop bench: ${config.connections} connections, ${config.durationS} s per scenario ` +
       `(after ${config.warmupS} s warm-up), baseline ${baselineReqPerSec.toFixed(0)} req/s\n\n`,
   );
-  process.stdout.write(`${formatTable(rated)}\n\n${formatTargets(targets)}\n\n`);
+  process.stdout.write(
+    `${formatTable(rated)}\n\n${formatPipeline(pipeline)}\n\n${formatTargets(targets)}\n\n`,
+  );
   log(`Results written to ${config.resultsFile}`);
 }
 

@@ -1,3 +1,4 @@
+import type { Tier } from '../src/domain/tiers.ts';
 import { type Rng, randomInt, sample } from './random.ts';
 
 /** Which server a scenario hits: the Stoop child process, or the in-process reference server. */
@@ -10,11 +11,21 @@ export interface Scenario {
   readonly description: string;
   /** Path and query of the next request; called once per request, so no two need be alike. */
   readonly nextPath: (rng: Rng) => string;
+  /** Tier of the key the scenario calls with; INTERNAL (the bench's own key) when absent. */
+  readonly tier?: Tier;
 }
 
 export interface ScenarioInputs {
   /** Neighborhood ids to draw area filters from (see `neighborhoodAreaIds`). */
   readonly neighborhoods: readonly number[];
+  /**
+   * Photo keys known to exist (e.g. the `leadPhotoKey`s of a search response);
+   * without any, the photo scenario is left out.
+   */
+  readonly photoKeys?: readonly string[];
+  /** Real listing and building ids (see `sampleMarketIds`); without them the detail scenarios are left out. */
+  readonly listingIds?: readonly string[];
+  readonly buildingIds?: readonly string[];
 }
 
 const BOROUGHS = '100,200,300,400,500';
@@ -90,6 +101,56 @@ export function serviceScenarios(inputs: ScenarioInputs): Scenario[] {
       description:
         'GET /v1/market/rentals/snapshot for the root area (all NYC + NJ) and a random bedroom bucket (or all).',
       nextPath: (rng) => `/v1/market/rentals/snapshot?${query({ areaId: 1, ...bedroomsParam(rng) })}`,
+    },
+    ...photoScenarios(inputs.photoKeys ?? []),
+    ...detailScenarios(inputs.listingIds ?? [], inputs.buildingIds ?? []),
+  ];
+}
+
+/**
+ * One listing or building per request, drawn from ids sampled across the whole
+ * market (every status, scraped or not). They call as PRO: the Starter/Pro read
+ * path is the hot one, while Business and Internal reads of a listing fetch it
+ * live from upstream first, which would measure the upstream, not the service.
+ */
+function detailScenarios(listingIds: readonly string[], buildingIds: readonly string[]): Scenario[] {
+  const pick = (rng: Rng, ids: readonly string[]) => ids[randomInt(rng, 0, ids.length - 1)]!;
+  const out: Scenario[] = [];
+  if (listingIds.length > 0) {
+    out.push({
+      name: 'property-detail',
+      target: 'service',
+      tier: 'PRO',
+      description: `GET /v1/property/{id} as a PRO key, over ${listingIds.length} random listings of every status.`,
+      nextPath: (rng) => `/v1/property/${pick(rng, listingIds)}`,
+    });
+  }
+  if (buildingIds.length > 0) {
+    out.push({
+      name: 'building-detail',
+      target: 'service',
+      tier: 'PRO',
+      description: `GET /v1/building/{id} as a PRO key, over ${buildingIds.length} random buildings.`,
+      nextPath: (rng) => `/v1/building/${pick(rng, buildingIds)}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * A few keys in rotation: after the warm-up every variant is on disk, so the
+ * figure is the cost of serving a cached photo (lookup, file read, headers),
+ * the CDN-origin path that photo URLs in responses point at.
+ */
+function photoScenarios(photoKeys: readonly string[]): Scenario[] {
+  const keys = photoKeys.slice(0, 8);
+  if (keys.length === 0) return [];
+  return [
+    {
+      name: 'photo-cached-fp',
+      target: 'service',
+      description: `GET /fp/<key>-se_large_800_400.webp over ${keys.length} photos already rendered: the unmetered image-host path.`,
+      nextPath: (rng) => `/fp/${keys[randomInt(rng, 0, keys.length - 1)]}-se_large_800_400.webp`,
     },
   ];
 }

@@ -21,6 +21,20 @@ const SAMPLES: Record<string, { path: string; body?: unknown }> = {
   'GET /v1/market/compare': { path: '/v1/market/compare?areas=100,200' },
   'GET /v1/market/rentals/trends': { path: '/v1/market/rentals/trends?areaId=100' },
   'GET /v1/market/sales/trends': { path: '/v1/market/sales/trends?areaId=100' },
+  // Listing and building samples use ids no record has: a 404 still proves access was granted.
+  'GET /v1/property/:id': { path: '/v1/property/1' },
+  'GET /v1/property/by-url': { path: '/v1/property/by-url?url=/rental/1' },
+  'GET /v1/property/:id/history': { path: '/v1/property/1/history' },
+  'GET /v1/property/:id/fees': { path: '/v1/property/1/fees' },
+  'GET /v1/property/:id/open-houses': { path: '/v1/property/1/open-houses' },
+  'GET /v1/building/:id': { path: '/v1/building/1' },
+  'GET /v1/building/:id/listings': { path: '/v1/building/1/listings' },
+  'GET /v1/building/:id/scores': { path: '/v1/building/1/scores' },
+  'GET /v1/building/:id/violations': { path: '/v1/building/1/violations' },
+  // Photo samples name a key no photo has: a JSON 404 after access control.
+  'GET /v1/photos/:key': { path: '/v1/photos/0123456789abcdef0123456789abcdef' },
+  'GET /fp/:key-:size.webp': { path: '/fp/0123456789abcdef0123456789abcdef-se_large_800_400.webp' },
+  'GET /fp/*': { path: '/fp/not-a-photo.jpg' },
   // Admin samples change nothing: an invalid body, or an id no key has.
   'POST /v1/admin/keys': { path: '/v1/admin/keys', body: {} },
   'GET /v1/admin/keys': { path: '/v1/admin/keys' },

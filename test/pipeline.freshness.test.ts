@@ -24,7 +24,10 @@ class CountingSource implements ListingSource {
   calls = 0;
   private readonly listings: UpstreamListing[];
 
-  constructor(at: Date, private readonly delayMs: number) {
+  constructor(
+    at: Date,
+    private readonly delayMs: number,
+  ) {
     const market = marketAt(TEST_SEED, SCALE, at);
     this.listings = market.listings
       .map((listing) =>
@@ -41,8 +44,16 @@ class CountingSource implements ListingSource {
     return { listings: matching, next: null };
   }
 
+  /** Listing fetches running now, and the most ever at once. */
+  fetching = 0;
+  peakFetching = 0;
+
   async fetchListing(id: string): Promise<UpstreamListing> {
     this.calls++;
+    this.fetching++;
+    this.peakFetching = Math.max(this.peakFetching, this.fetching);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    this.fetching--;
     const found = this.listings.find((l) => l.listing.id === id);
     if (!found) throw new UpstreamError('not_found', `no listing ${id}`, 404);
     return found;
@@ -93,7 +104,9 @@ describe('freshness: background refresh for paid tiers, single-flight', () => {
       Array.from({ length: 100 }, async () => {
         const response = await t.getAs(businessKey, '/v1/search/rentals?areas=100,300');
         expect(response.status).toBe(200);
-        return (await response.json()) as { meta: { source: string; refreshTriggered: boolean; dataAge: string } };
+        return (await response.json()) as {
+          meta: { source: string; refreshTriggered: boolean; dataAge: string };
+        };
       }),
     );
     for (const body of bodies) {
@@ -105,7 +118,9 @@ describe('freshness: background refresh for paid tiers, single-flight', () => {
     expect(source.calls).toBe(1);
 
     const after = await t.getAs(businessKey, '/v1/search/rentals?areas=100,300');
-    const body = (await after.json()) as { meta: { source: string; refreshTriggered: boolean; dataAge: string } };
+    const body = (await after.json()) as {
+      meta: { source: string; refreshTriggered: boolean; dataAge: string };
+    };
     expect(body.meta.source).toBe('cached');
     expect(body.meta.refreshTriggered).toBe(false);
     expect(body.meta.dataAge).toBe(t.clock.now().toISOString());
@@ -120,5 +135,49 @@ describe('freshness: background refresh for paid tiers, single-flight', () => {
     expect(body.meta.refreshTriggered).toBe(false);
     await refresher.idle();
     expect(source.calls).toBe(1);
+  });
+});
+
+describe('background refreshes of many stale listings are bounded', () => {
+  let t: TestApp;
+  let source: CountingSource;
+  let refresher: Refresher;
+  let proKey: string;
+
+  beforeAll(async () => {
+    source = new CountingSource(new Date(TEST_NOW.getTime() + HOUR_MS), 0);
+    t = await createTestApp({
+      scale: SCALE,
+      env: { RATE_LIMIT_PRO: '100000' },
+      refresher: (parts) => {
+        refresher = new Refresher({ ...parts, source, maxConcurrentBackground: 2, maxPendingBackground: 10 });
+        return refresher;
+      },
+    });
+    proKey = (await t.ctx.subscriptions.issue({ accountId: 'bounded', tier: 'PRO' })).key;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('runs at most the configured number at once and declines past the queue, saying so in meta', async () => {
+    t.clock.advance(HOUR_MS);
+    const ids = (
+      await t.store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').limit(40).execute()
+    ).map((r) => r.id);
+    const metas = await Promise.all(
+      ids.map(async (id) => {
+        const response = await t.getAs(proKey, `/v1/property/${id}`);
+        expect(response.status).toBe(200);
+        return ((await response.json()) as { meta: { source: string; refreshTriggered: boolean } }).meta;
+      }),
+    );
+    for (const meta of metas) expect(meta.source).toBe('stale');
+    const triggered = metas.filter((m) => m.refreshTriggered).length;
+    expect(triggered).toBeGreaterThan(0);
+    expect(triggered).toBeLessThanOrEqual(12);
+    await refresher.idle();
+    expect(source.peakFetching).toBeLessThanOrEqual(2);
+    expect(source.calls).toBe(triggered);
   });
 });

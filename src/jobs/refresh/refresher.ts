@@ -17,7 +17,12 @@
  */
 import type { Logger } from 'pino';
 import type { LiveOutcome, RefreshPort, RefreshTarget } from '../../modules/sync/refresh-port.ts';
-import { type SyncScope, type SyncStateReader, writeSyncState } from '../../modules/sync/sync-state.ts';
+import {
+  type ContentScope,
+  markScopeChanged,
+  type SyncStateReader,
+  writeSyncState,
+} from '../../modules/sync/sync-state.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Store } from '../../platform/db/database.ts';
 import type { NewBuilding, NewPhoto } from '../../platform/db/tables.ts';
@@ -45,6 +50,16 @@ export interface RefresherOptions {
    * finished is not started again: the data is as fresh as upstream allows.
    */
   minSearchIntervalMs?: number;
+  /** Background listing/building refreshes running at once (the rest wait their turn). */
+  maxConcurrentBackground?: number;
+  /** Background refreshes waiting at most; past it a request is declined (`refreshTriggered: false`). */
+  maxPendingBackground?: number;
+  /**
+   * Background single-target refreshes that changed data move the data version
+   * (which empties caches and rebuilds the search index) at most this often, in
+   * real milliseconds: a burst of refreshed listings costs one rebuild, not one each.
+   */
+  versionBumpDelayMs?: number;
 }
 
 export interface CycleResult extends ApplySummary {
@@ -73,6 +88,15 @@ export class Refresher implements RefreshPort {
   private readonly pageSize: number;
   private readonly minSearchIntervalMs: number;
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly maxConcurrentBackground: number;
+  private readonly maxPendingBackground: number;
+  private readonly versionBumpDelayMs: number;
+  /** Background single-target refreshes waiting for a slot, by key. */
+  private readonly queue = new Map<string, () => Promise<unknown>>();
+  private runningBackground = 0;
+  private readonly pendingScopes = new Set<ContentScope>();
+  private bumpTimer: NodeJS.Timeout | null = null;
+  private bumping: Promise<void> | null = null;
   private lastSearchRefreshAt = Number.NEGATIVE_INFINITY;
   /** Upstream calls made, by kind: observability and the single-flight tests. */
   readonly calls = { pages: 0, listings: 0, buildings: 0 };
@@ -86,6 +110,9 @@ export class Refresher implements RefreshPort {
     this.writer = new ListingWriter(options.store);
     this.pageSize = options.pageSize ?? 500;
     this.minSearchIntervalMs = options.minSearchIntervalMs ?? 60_000;
+    this.maxConcurrentBackground = options.maxConcurrentBackground ?? 4;
+    this.maxPendingBackground = options.maxPendingBackground ?? 200;
+    this.versionBumpDelayMs = options.versionBumpDelayMs ?? 2_000;
   }
 
   /** Logs to the service's logger once it exists (the refresher is built before the app). */
@@ -104,11 +131,9 @@ export class Refresher implements RefreshPort {
         return true;
       }
       case 'listing':
-        this.background(`listing:${target.id}`, () => this.refreshListing(target.id));
-        return true;
+        return this.enqueue(`listing:${target.id}`, () => this.refreshListing(target.id, {}, 'deferred'));
       case 'building':
-        this.background(`building:${target.id}`, () => this.refreshBuilding(target.id));
-        return true;
+        return this.enqueue(`building:${target.id}`, () => this.refreshBuilding(target.id, 'deferred'));
     }
   }
 
@@ -125,9 +150,18 @@ export class Refresher implements RefreshPort {
     }
   }
 
-  /** Resolves when every background refresh started so far has settled (tests, shutdown). */
+  /**
+   * Resolves when every background refresh requested so far has settled and
+   * its version change is written (tests, shutdown).
+   */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+    while (this.inFlight.size > 0 || this.queue.size > 0 || this.runningBackground > 0) {
+      await Promise.allSettled([...this.inFlight.values()]);
+      if (this.inFlight.size === 0 && (this.queue.size > 0 || this.runningBackground > 0)) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    await this.flushVersionBump();
   }
 
   // ---- cycles ------------------------------------------------------------
@@ -254,7 +288,7 @@ export class Refresher implements RefreshPort {
       } while (cursor !== null);
       const now = this.clock.now().toISOString();
       if (latest !== null && latest !== since) await this.setHighWaterMark(BUILDINGS_HIGH_WATER_MARK, latest);
-      if (result.created + result.updated > 0) await writeSyncState(this.store.db, 'buildings', now);
+      if (result.created + result.updated > 0) await this.markChanged(['buildings']);
       await writeSyncState(this.store.db, 'refresh:buildings', now);
       this.syncState.invalidate();
       result.ms = Math.round(performance.now() - started);
@@ -263,24 +297,34 @@ export class Refresher implements RefreshPort {
   }
 
   /** One listing from upstream, applied with change detection. */
+  /**
+   * One listing from upstream, applied with change detection. A live read
+   * (`immediate`) moves the data version at once, so the caller's next read of
+   * the store serves the change; background refreshes coalesce theirs.
+   */
   async refreshListing(
     id: string,
     options: { timeoutMs?: number; retries?: number } = {},
+    versionChange: 'immediate' | 'deferred' = 'immediate',
   ): Promise<ApplySummary> {
     const listing = await this.source.fetchListing(id, options);
     this.calls.listings++;
     await this.ensureBuildings([listing]);
     const summary = await this.writer.apply([listing], this.clock.now());
-    if (summary.created + summary.updated > 0) await this.markChanged(summary, ['detail']);
+    if (summary.created + summary.updated > 0) {
+      const scopes = this.changedScopes(summary, ['detail']);
+      if (versionChange === 'immediate') await this.markChanged(scopes);
+      else this.deferVersionBump(scopes);
+    }
     return summary;
   }
 
-  async refreshBuilding(id: string): Promise<void> {
+  async refreshBuilding(id: string, versionChange: 'immediate' | 'deferred' = 'immediate'): Promise<void> {
     const building = await this.source.fetchBuilding(id);
     this.calls.buildings++;
     if ((await this.writeBuilding(building)) !== 'unchanged') {
-      await writeSyncState(this.store.db, 'buildings', this.clock.now().toISOString());
-      this.syncState.invalidate();
+      if (versionChange === 'immediate') await this.markChanged(['buildings']);
+      else this.deferVersionBump(['buildings']);
     }
   }
 
@@ -290,6 +334,61 @@ export class Refresher implements RefreshPort {
     this.singleFlight(key, run).catch((error: unknown) => {
       this.log.warn({ err: error, target: key }, 'background refresh failed');
     });
+  }
+
+  /**
+   * Queues a background single-target refresh: at most `maxConcurrentBackground`
+   * run at once, so a read burst over many stale listings cannot turn into an
+   * upstream storm; past `maxPendingBackground` waiting, requests are declined.
+   * Returns whether a refresh of the key is running or queued after the call.
+   */
+  private enqueue(key: string, run: () => Promise<unknown>): boolean {
+    if (this.inFlight.has(key) || this.queue.has(key)) return true;
+    if (this.queue.size >= this.maxPendingBackground) return false;
+    this.queue.set(key, run);
+    this.drainQueue();
+    return true;
+  }
+
+  private drainQueue(): void {
+    while (this.runningBackground < this.maxConcurrentBackground && this.queue.size > 0) {
+      const [key, run] = this.queue.entries().next().value as [string, () => Promise<unknown>];
+      this.queue.delete(key);
+      this.runningBackground++;
+      this.singleFlight(key, run)
+        .catch((error: unknown) => {
+          this.log.warn({ err: error, target: key }, 'background refresh failed');
+        })
+        .finally(() => {
+          this.runningBackground--;
+          this.drainQueue();
+        });
+    }
+  }
+
+  private deferVersionBump(scopes: readonly ContentScope[]): void {
+    for (const scope of scopes) this.pendingScopes.add(scope);
+    if (this.bumpTimer) return;
+    this.bumpTimer = setTimeout(() => {
+      this.bumpTimer = null;
+      void this.flushVersionBump();
+    }, this.versionBumpDelayMs);
+    this.bumpTimer.unref();
+  }
+
+  private async flushVersionBump(): Promise<void> {
+    if (this.bumpTimer) {
+      clearTimeout(this.bumpTimer);
+      this.bumpTimer = null;
+    }
+    await this.bumping;
+    if (this.pendingScopes.size === 0) return;
+    const scopes = [...this.pendingScopes];
+    this.pendingScopes.clear();
+    this.bumping = this.markChanged(scopes).catch((error: unknown) => {
+      this.log.error({ err: error }, 'could not record a data change; caches may serve old data');
+    });
+    await this.bumping;
   }
 
   private singleFlight<T>(key: string, run: () => Promise<T>): Promise<T> {
@@ -303,11 +402,7 @@ export class Refresher implements RefreshPort {
   }
 
   private async finishSearchCycle(result: CycleResult): Promise<void> {
-    const scopes: SyncScope[] = [];
-    if (result.changedTypes.has('rental')) scopes.push('search:rental');
-    if (result.changedTypes.has('sale')) scopes.push('search:sale');
-    if (result.detailsWritten > 0) scopes.push('detail');
-    await this.markChanged(result, scopes);
+    await this.markChanged(this.changedScopes(result, result.detailsWritten > 0 ? ['detail'] : []));
     const now = this.clock.now();
     await writeSyncState(this.store.db, 'refresh:search:rental', now.toISOString());
     await writeSyncState(this.store.db, 'refresh:search:sale', now.toISOString());
@@ -325,13 +420,18 @@ export class Refresher implements RefreshPort {
     );
   }
 
-  /** Moves the data version (caches and the search index rebuild) for the scopes that changed. */
-  private async markChanged(summary: ApplySummary, scopes: SyncScope[]): Promise<void> {
-    const all = new Set(scopes);
+  /** The content scopes a change touched: the listing types it changed, plus `extra`. */
+  private changedScopes(summary: ApplySummary, extra: readonly ContentScope[]): ContentScope[] {
+    const all = new Set<ContentScope>(extra);
     for (const type of summary.changedTypes) all.add(type === 'rental' ? 'search:rental' : 'search:sale');
-    if (all.size === 0) return;
-    const now = this.clock.now().toISOString();
-    for (const scope of all) await writeSyncState(this.store.db, scope, now);
+    return [...all];
+  }
+
+  /** Moves the data version (caches and the search index rebuild) for the scopes that changed. */
+  private async markChanged(scopes: readonly ContentScope[]): Promise<void> {
+    if (scopes.length === 0) return;
+    const now = this.clock.now();
+    for (const scope of scopes) await markScopeChanged(this.store.db, scope, now);
     this.syncState.invalidate();
   }
 

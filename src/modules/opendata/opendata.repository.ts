@@ -6,7 +6,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, OpenDataImportsTable } from '../../platform/db/tables.ts';
-import { writeSyncState } from '../sync/sync-state.ts';
+import { markScopeChanged } from '../sync/sync-state.ts';
 import type { DatasetName } from './datasets.ts';
 import type { CellRange, GridPoint } from './geo.ts';
 
@@ -45,16 +45,7 @@ export async function bumpBuildingsVersion(
   clock: Clock,
   detail: string,
 ): Promise<string> {
-  const current = await db
-    .selectFrom('sync_state')
-    .select('refreshed_at')
-    .where('scope', '=', 'buildings')
-    .executeTakeFirst();
-  let at = clock.now().getTime();
-  if (current) at = Math.max(at, Date.parse(current.refreshed_at) + 1);
-  const iso = new Date(at).toISOString();
-  await writeSyncState(db, 'buildings', iso, detail);
-  return iso;
+  return markScopeChanged(db, 'buildings', clock.now(), detail);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, PhotosTable } from '../../platform/db/tables.ts';
+import { renderSeedForKey } from '../../upstream/demo/market.ts';
 import type { PhotoRecord } from './photo-source.ts';
 
 export function toPhotoRecord(row: Selectable<PhotosTable>): PhotoRecord {
@@ -15,7 +16,29 @@ export function toPhotoRecord(row: Selectable<PhotosTable>): PhotoRecord {
   };
 }
 
+/** Floor plans are drawn at this size (they are not rows of `photos`). */
+const FLOOR_PLAN_SIZE = { width: 1200, height: 900 } as const;
+
+/**
+ * A photo, or a listing's floor plan: detail responses link floor plans through
+ * the same photo URL layout, so the same route must serve them.
+ */
 export async function findPhoto(db: Kysely<Database>, key: string): Promise<PhotoRecord | undefined> {
   const row = await db.selectFrom('photos').selectAll().where('key', '=', key).executeTakeFirst();
-  return row ? toPhotoRecord(row) : undefined;
+  if (row) return toPhotoRecord(row);
+  const plan = await db
+    .selectFrom('listing_details')
+    .select(['listing_id'])
+    .where('floor_plan_key', '=', key)
+    .executeTakeFirst();
+  if (!plan) return undefined;
+  return {
+    key,
+    listingId: plan.listing_id,
+    buildingId: null,
+    position: -1,
+    ...FLOOR_PLAN_SIZE,
+    caption: 'Floor plan',
+    renderSeed: renderSeedForKey(key),
+  };
 }

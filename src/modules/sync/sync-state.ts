@@ -33,6 +33,30 @@ export async function writeSyncState(
 }
 
 /**
+ * Records that a content scope's data changed, moving the data version every
+ * derived cache is keyed by. The recorded time is strictly later than the
+ * previous one, so two changes within one clock tick (or under a stopped test
+ * clock) still invalidate. Returns the time written.
+ */
+export async function markScopeChanged(
+  db: Kysely<Database>,
+  scope: ContentScope,
+  now: Date,
+  detail: string | null = null,
+): Promise<string> {
+  const current = await db
+    .selectFrom('sync_state')
+    .select('refreshed_at')
+    .where('scope', '=', scope)
+    .executeTakeFirst();
+  let at = now.getTime();
+  if (current) at = Math.max(at, Date.parse(current.refreshed_at) + 1);
+  const iso = new Date(at).toISOString();
+  await writeSyncState(db, scope, iso, detail);
+  return iso;
+}
+
+/**
  * When each scope was last refreshed, read through a one-second cache so hot
  * read paths do not add a query per request; a refresh shows within a second.
  */

@@ -58,4 +58,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Hash of the upstream detail payload last stored: a refresh rewrites the
   // detail rows (details, fees, open houses, photos) only when it changed.
   await db.schema.alterTable('listing_details').addColumn('source_hash', 'text').execute();
+
+  // Floor plans are served by the photo routes, looked up by key.
+  await db.schema
+    .createIndex('listing_details_floor_plan_idx')
+    .on('listing_details')
+    .column('floor_plan_key')
+    .execute();
 }

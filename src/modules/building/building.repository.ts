@@ -1,0 +1,158 @@
+import { type Kysely, sql } from 'kysely';
+import type { ListingStatus, ListingType } from '../../domain/listing.ts';
+import type { BuildingRow, BuildingScoresRow, Database, ListingRow } from '../../platform/db/tables.ts';
+import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
+import { keyedLookup } from '../property/keyed-lookup.ts';
+import type { PhotoRow } from '../property/property.repository.ts';
+
+/** The building columns the detail serves (bookkeeping and search denormalizations left out). */
+const DETAIL_COLUMNS = [
+  'id',
+  'slug',
+  'name',
+  'address_street',
+  'city',
+  'state',
+  'zip_code',
+  'area_id',
+  'building_type',
+  'year_built',
+  'year_renovated',
+  'floor_count',
+  'unit_count',
+  'latitude',
+  'longitude',
+  'bbl',
+  'bin',
+  'management_company',
+  'developer',
+  'architect',
+  'tax_abatement_status',
+  'tax_abatement_years_remaining',
+  'amenities_json',
+  'policies_json',
+  'nyc_data_json',
+  'additional_details_json',
+  'internet_providers_json',
+  'pets_allowed',
+  'refreshed_at',
+] as const satisfies readonly (keyof BuildingRow)[];
+
+export type BuildingDetailRow = Pick<BuildingRow, (typeof DETAIL_COLUMNS)[number]>;
+
+const buildingById = keyedLookup((db) =>
+  db.selectFrom('buildings').select(DETAIL_COLUMNS).where('id', '=', ''),
+);
+
+export async function findBuilding(db: Kysely<Database>, id: string): Promise<BuildingDetailRow | undefined> {
+  return (await buildingById(db, id))[0];
+}
+
+/** What sub-resources need of their building: existence, freshness and the BBL. */
+export type BuildingHeader = Pick<BuildingRow, 'id' | 'bbl' | 'refreshed_at'>;
+
+const buildingHeader = keyedLookup((db) =>
+  db.selectFrom('buildings').select(['id', 'bbl', 'refreshed_at']).where('id', '=', ''),
+);
+
+export async function findBuildingHeader(
+  db: Kysely<Database>,
+  id: string,
+): Promise<BuildingHeader | undefined> {
+  return (await buildingHeader(db, id))[0];
+}
+
+const scoresByBuilding = keyedLookup((db) =>
+  db.selectFrom('building_scores').selectAll().where('building_id', '=', ''),
+);
+
+export async function findScores(
+  db: Kysely<Database>,
+  buildingId: string,
+): Promise<BuildingScoresRow | undefined> {
+  return (await scoresByBuilding(db, buildingId))[0];
+}
+
+/** Every building photo, grouped by building and in display order. */
+export async function listAllBuildingPhotos(db: Kysely<Database>): Promise<Map<string, PhotoRow[]>> {
+  // `listing_id IS NULL` rides the photos_listing_idx index: only building photos are read.
+  const rows = await db
+    .selectFrom('photos')
+    .select(['building_id', 'key', 'width', 'height', 'caption'])
+    .where('listing_id', 'is', null)
+    .where('building_id', 'is not', null)
+    .orderBy('building_id')
+    .orderBy('position')
+    .execute();
+  const out = new Map<string, PhotoRow[]>();
+  for (const { building_id, ...photo } of rows) {
+    const list = out.get(building_id!);
+    if (list) list.push(photo);
+    else out.set(building_id!, [photo]);
+  }
+  return out;
+}
+
+export interface BuildingListingsFilter {
+  buildingId: string;
+  statuses: readonly ListingStatus[];
+  listingType: ListingType | undefined;
+}
+
+export type BuildingListingRow = SummaryRow & Pick<ListingRow, 'refreshed_at'>;
+
+function filtered(db: Kysely<Database>, filter: BuildingListingsFilter) {
+  let query = db
+    .selectFrom('listings')
+    .where('building_id', '=', filter.buildingId)
+    .where('status', 'in', [...filter.statuses]);
+  if (filter.listingType) query = query.where('listing_type', '=', filter.listingType);
+  return query;
+}
+
+/** One page of a building's listings, newest first (unknown listing dates last, then by id), and the total. */
+export async function listBuildingListings(
+  db: Kysely<Database>,
+  filter: BuildingListingsFilter,
+  limit: number,
+  offset: number,
+): Promise<{ rows: BuildingListingRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    filtered(db, filter)
+      .select([...SUMMARY_COLUMNS, 'refreshed_at'])
+      .orderBy(sql`case when listed_at is null then 1 else 0 end`)
+      .orderBy('listed_at', 'desc')
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    filtered(db, filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export interface ViolationRow {
+  violation_id: string;
+  status: string;
+  class: 'A' | 'B' | 'C' | 'I';
+  description: string;
+  inspection_date: string;
+}
+
+/** Violations recorded for a BBL, newest inspection first (then by id), at most `limit`. */
+export async function listViolations(
+  db: Kysely<Database>,
+  bbl: string,
+  limit: number,
+): Promise<ViolationRow[]> {
+  return db
+    .selectFrom('hpd_violations')
+    .select(['violation_id', 'status', 'class', 'description', 'inspection_date'])
+    .where('bbl', '=', bbl)
+    .orderBy('inspection_date', 'desc')
+    .orderBy('violation_id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,201 @@
+import type { Kysely } from 'kysely';
+import type { Freshness } from '../../domain/freshness.ts';
+import type { Tier } from '../../domain/tiers.ts';
+import { ApiError } from '../../http/errors.ts';
+import { type Clock, DAY_MS } from '../../platform/clock.ts';
+import type { Database, ListingRow } from '../../platform/db/tables.ts';
+import type { AreaTree } from '../../reference/areas.ts';
+import { type CachedSummary, SummaryCache } from '../listings/summary-cache.ts';
+import type { LiveOutcome } from '../sync/refresh-port.ts';
+import type { DetailFreshness } from './detail-freshness.ts';
+import { type DetailLinks, toFee, toListingDetail, toOpenHouse, toPriceEvents } from './property.mapper.ts';
+import {
+  findListingDetailRows,
+  findListingHeader,
+  findListingIdByUrlPath,
+  type ListingHeader,
+  listFees,
+  listPriceEvents,
+  listUpcomingOpenHouses,
+} from './property.repository.ts';
+import { type Fee, type OpenHouse, type PriceEvent, RESOURCE_ID_MAX_LENGTH } from './property.schema.ts';
+
+export interface Served<T> {
+  data: T;
+  meta: Freshness;
+}
+
+/** A record as served: its data already serialized (UTF-8 JSON), and its meta. */
+export interface ServedJson {
+  json: Buffer;
+  meta: Freshness;
+}
+
+/** Listing details kept serialized (about 2–4 KB each): the hot set, not the market. */
+const DETAIL_CACHE_ENTRIES = 20_000;
+
+/** When a detail's days-on-market value next changes (never for listings off the market). */
+function detailValidUntil(row: Pick<ListingRow, 'status' | 'listed_at'>, now: Date): number {
+  if (row.status !== 'ACTIVE' || !row.listed_at) return Number.POSITIVE_INFINITY;
+  const listed = Date.parse(row.listed_at);
+  return listed + (Math.floor((now.getTime() - listed) / DAY_MS) + 1) * DAY_MS;
+}
+
+/** A listing page path: `/rental/<id>` or `/sale/<id>` (a trailing slash is tolerated). */
+const LISTING_PATH = new RegExp(`^/(rental|sale)/([0-9]{1,${RESOURCE_ID_MAX_LENGTH}})/?$`);
+
+/**
+ * The listing page path a `url` parameter names, or a 400 naming `url` and
+ * what is wrong with it. Accepts the path itself or an absolute http(s) URL
+ * (any host: the path is what identifies the listing).
+ */
+export function listingPathFromUrl(raw: string): { urlPath: string; id: string } {
+  const value = raw.trim();
+  let path: string;
+  if (value.startsWith('/')) {
+    path = value.split(/[?#]/, 1)[0]!;
+  } else {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw invalidUrl('must be a listing path such as /rental/123 or an absolute http(s) URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw invalidUrl(`must be an http(s) URL (got ${url.protocol.slice(0, -1)})`);
+    }
+    path = url.pathname;
+  }
+  const match = LISTING_PATH.exec(path);
+  if (!match) {
+    throw invalidUrl(`path "${path.slice(0, 200)}" is not a listing page (/rental/<id> or /sale/<id>)`);
+  }
+  return { urlPath: `/${match[1]}/${match[2]}`, id: match[2]! };
+}
+
+function invalidUrl(message: string): ApiError {
+  return ApiError.invalidParam({ parameter: 'url', rule: 'listing_url', message });
+}
+
+/**
+ * One listing and its sub-resources (history, fees, open houses), with the
+ * freshness rules applied through `DetailFreshness`.
+ */
+export class PropertyService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly areaTree: AreaTree,
+    private readonly clock: Clock,
+    private readonly freshness: DetailFreshness,
+    private readonly links: DetailLinks,
+    /** The current data version (see `SyncStateReader.version`). */
+    private readonly dataVersion: () => Promise<string>,
+    private readonly cache = new SummaryCache(DETAIL_CACHE_ENTRIES),
+  ) {}
+
+  /** `GET /property/{id}`: live-fetched first for Business and Internal callers. */
+  async detail(id: string, tier: Tier): Promise<ServedJson> {
+    const live = await this.freshness.liveRead(tier, id);
+    return this.readDetail(id, tier, live);
+  }
+
+  /** `GET /property/by-url`: the listing whose page path the URL names. */
+  async detailByUrl(url: string, tier: Tier): Promise<ServedJson> {
+    const { urlPath, id: pathId } = listingPathFromUrl(url);
+    let id = await findListingIdByUrlPath(this.db, urlPath);
+    let live: LiveOutcome | null = null;
+    if (id !== undefined) {
+      live = await this.freshness.liveRead(tier, id);
+    } else if (this.freshness.readsLive(tier)) {
+      // Not stored yet: a live caller may still get it from upstream under the id the path carries.
+      live = await this.freshness.liveRead(tier, pathId);
+      if (live === 'refreshed') id = await findListingIdByUrlPath(this.db, urlPath);
+    }
+    if (id === undefined) throw ApiError.notFound('Listing with URL path', urlPath);
+    return this.readDetail(id, tier, live);
+  }
+
+  /**
+   * The detail JSON is cached per data version (the SummaryCache contract:
+   * every writer of listings, buildings or scores moves the version). Its
+   * freshness is not: a refresh that finds nothing changed moves only the
+   * row's `refreshed_at`, so that is read for every request.
+   */
+  private async readDetail(id: string, tier: Tier, live: LiveOutcome | null): Promise<ServedJson> {
+    const version = await this.dataVersion();
+    const now = this.clock.now();
+    this.cache.useVersion(version);
+    let entry: CachedSummary | undefined = this.cache.get(id, now.getTime());
+    let refreshedAt: string;
+    if (entry) {
+      const header = await findListingHeader(this.db, id);
+      if (!header) throw ApiError.notFound('Listing', id);
+      refreshedAt = header.refreshed_at;
+    } else {
+      const rows = await findListingDetailRows(this.db, id);
+      if (!rows) throw ApiError.notFound('Listing', id);
+      const data = toListingDetail(rows, this.areaName(rows.listing.area_id), now, this.links);
+      entry = {
+        json: Buffer.from(JSON.stringify(data)),
+        detailScraped: data.detailScraped,
+        validUntil: detailValidUntil(rows.listing, now),
+      };
+      this.cache.set(id, entry, version);
+      refreshedAt = rows.listing.refreshed_at;
+    }
+    const meta = this.freshness.meta(
+      {
+        tier,
+        kind: 'detail',
+        target: { kind: 'listing', id },
+        refreshedAt,
+        detailScraped: entry.detailScraped,
+        live,
+      },
+      now,
+    );
+    return { json: entry.json, meta };
+  }
+
+  async history(id: string, tier: Tier): Promise<Served<PriceEvent[]>> {
+    const header = await this.header(id);
+    return { data: toPriceEvents(await listPriceEvents(this.db, id)), meta: this.subMeta(header, tier) };
+  }
+
+  async fees(id: string, tier: Tier): Promise<Served<Fee[]>> {
+    const header = await this.header(id);
+    return { data: (await listFees(this.db, id)).map(toFee), meta: this.subMeta(header, tier) };
+  }
+
+  /** Open houses that have not ended yet by the service clock (in progress or upcoming). */
+  async openHouses(id: string, tier: Tier): Promise<Served<OpenHouse[]>> {
+    const header = await this.header(id);
+    const now = this.clock.now();
+    const rows = await listUpcomingOpenHouses(this.db, id, now.toISOString());
+    return { data: rows.map(toOpenHouse), meta: this.subMeta(header, tier, now) };
+  }
+
+  private async header(id: string): Promise<ListingHeader> {
+    const header = await findListingHeader(this.db, id);
+    if (!header) throw ApiError.notFound('Listing', id);
+    return header;
+  }
+
+  /** Sub-resources are refreshed with their listing; their age is the listing's. */
+  private subMeta(header: ListingHeader, tier: Tier, now = this.clock.now()): Freshness {
+    return this.freshness.meta(
+      {
+        tier,
+        kind: 'detail',
+        target: { kind: 'listing', id: header.id },
+        refreshedAt: header.refreshed_at,
+        detailScraped: header.detail_scraped === 1,
+      },
+      now,
+    );
+  }
+
+  private areaName(areaId: number): string {
+    return this.areaTree.get(areaId)?.name ?? 'Unassigned';
+  }
+}
