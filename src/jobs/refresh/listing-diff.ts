@@ -16,8 +16,13 @@
  */
 
 import type { ListingEventInput } from '../../modules/events/event-log.ts';
-import type { ListingEventType, ListingRow, NewPriceEvent } from '../../platform/db/tables.ts';
-import type { UpstreamListing } from '../../upstream/source.ts';
+import {
+  LISTING_COLUMNS,
+  type ListingEventType,
+  type ListingRow,
+  type NewPriceEvent,
+} from '../../platform/db/tables.ts';
+import type { PipelineOwnedListingColumn, UpstreamListing } from '../../upstream/source.ts';
 
 /** The stored state the diff needs: the row and, when a detail page was stored, its open house ids. */
 export interface StoredListing {
@@ -35,49 +40,20 @@ export interface ListingDiff {
   priceDelta: number;
 }
 
-/** Columns compared to decide whether the stored row is out of date. */
-const COMPARED: readonly (keyof UpstreamListing['listing'])[] = [
-  'listing_type',
-  'status',
-  'closed_reason',
-  'building_id',
-  'area_id',
-  'street',
-  'unit',
-  'city',
-  'state',
-  'zip_code',
-  'latitude',
-  'longitude',
-  'url_path',
-  'building_type',
-  'price',
-  'net_effective',
-  'months_free',
-  'lease_term_months',
-  'monthly_fees',
-  'monthly_cost',
-  'no_fee',
-  'sale_type',
-  'bedroom_count',
-  'full_bathroom_count',
-  'half_bathroom_count',
-  'bathrooms',
-  'sqft',
-  'price_per_sqft',
-  'listed_at',
-  'listed_at_is_approximate',
-  'available_at',
-  'off_market_at',
-  'contract_at',
-  'amenity_mask',
-  'pets_allowed',
-  'has_3d_tour',
-  'next_open_house_at',
-  'lead_photo_key',
-  'source_group_label',
-  'detail_scraped',
-];
+const PIPELINE_OWNED: ReadonlySet<string> = new Set<PipelineOwnedListingColumn | 'id'>([
+  'id',
+  'price_delta',
+  'rank_score',
+  'refreshed_at',
+  'created_at',
+  'updated_at',
+]);
+
+/** Columns compared to decide whether the stored row is out of date: every one upstream owns. */
+const COMPARED = LISTING_COLUMNS.filter(
+  (column): column is Exclude<(typeof LISTING_COLUMNS)[number], PipelineOwnedListingColumn | 'id'> =>
+    !PIPELINE_OWNED.has(column),
+);
 
 const CLOSE_EVENT: Record<'RENTED' | 'SOLD' | 'DELISTED', ListingEventType> = {
   RENTED: 'listing.rented',

@@ -13,15 +13,16 @@ import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { appendEvents, type ListingEventInput, lockEventLog } from '../../modules/events/event-log.ts';
 import type { Store } from '../../platform/db/database.ts';
-import type {
-  Database,
-  ListingRow,
-  NewFee,
-  NewListing,
-  NewListingDetails,
-  NewOpenHouse,
-  NewPhoto,
-  NewPriceEvent,
+import {
+  type Database,
+  LISTING_COLUMNS,
+  type ListingRow,
+  type NewFee,
+  type NewListing,
+  type NewListingDetails,
+  type NewOpenHouse,
+  type NewPhoto,
+  type NewPriceEvent,
 } from '../../platform/db/tables.ts';
 import { rank } from '../../upstream/demo/market.ts';
 import type { UpstreamListing } from '../../upstream/source.ts';
@@ -230,53 +231,7 @@ async function readStored(
 }
 
 /** Every `listings` column but the key: what an upsert overwrites. */
-const UPDATABLE_LISTING_COLUMNS: readonly (keyof NewListing)[] = [
-  'listing_type',
-  'status',
-  'closed_reason',
-  'building_id',
-  'area_id',
-  'street',
-  'unit',
-  'city',
-  'state',
-  'zip_code',
-  'latitude',
-  'longitude',
-  'url_path',
-  'building_type',
-  'price',
-  'price_delta',
-  'net_effective',
-  'months_free',
-  'lease_term_months',
-  'monthly_fees',
-  'monthly_cost',
-  'no_fee',
-  'sale_type',
-  'bedroom_count',
-  'full_bathroom_count',
-  'half_bathroom_count',
-  'bathrooms',
-  'sqft',
-  'price_per_sqft',
-  'listed_at',
-  'listed_at_is_approximate',
-  'available_at',
-  'off_market_at',
-  'contract_at',
-  'amenity_mask',
-  'pets_allowed',
-  'has_3d_tour',
-  'next_open_house_at',
-  'lead_photo_key',
-  'source_group_label',
-  'rank_score',
-  'detail_scraped',
-  'refreshed_at',
-  'created_at',
-  'updated_at',
-];
+const UPDATABLE_LISTING_COLUMNS = LISTING_COLUMNS.filter((column) => column !== 'id');
 
 async function upsertListings(trx: Kysely<Database>, rows: readonly NewListing[]): Promise<void> {
   for (const part of chunks(rows, ROWS_PER_STATEMENT)) {

@@ -150,6 +150,65 @@ export interface ListingsTable {
   updated_at: string;
 }
 
+/**
+ * Every column of `listings`, in table order: the one list bulk writers
+ * (demo loader, refresh pipeline) and change detection derive theirs from.
+ * Typed against the table so a new column cannot be forgotten here.
+ */
+export const LISTING_COLUMNS = [
+  'id',
+  'listing_type',
+  'status',
+  'closed_reason',
+  'building_id',
+  'area_id',
+  'street',
+  'unit',
+  'city',
+  'state',
+  'zip_code',
+  'latitude',
+  'longitude',
+  'url_path',
+  'building_type',
+  'price',
+  'price_delta',
+  'net_effective',
+  'months_free',
+  'lease_term_months',
+  'monthly_fees',
+  'monthly_cost',
+  'no_fee',
+  'sale_type',
+  'bedroom_count',
+  'full_bathroom_count',
+  'half_bathroom_count',
+  'bathrooms',
+  'sqft',
+  'price_per_sqft',
+  'listed_at',
+  'listed_at_is_approximate',
+  'available_at',
+  'off_market_at',
+  'contract_at',
+  'amenity_mask',
+  'pets_allowed',
+  'has_3d_tour',
+  'next_open_house_at',
+  'lead_photo_key',
+  'source_group_label',
+  'rank_score',
+  'detail_scraped',
+  'refreshed_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ListingsTable)[];
+
+// Compile-time check that LISTING_COLUMNS names every column.
+type MissingListingColumns = Exclude<keyof ListingsTable, (typeof LISTING_COLUMNS)[number]>;
+export const LISTING_COLUMNS_COMPLETE: MissingListingColumns extends never ? true : MissingListingColumns =
+  true;
+
 /** The rich detail record, stored only for listings whose detail page was scraped. */
 export interface ListingDetailsTable {
   listing_id: string;
