@@ -1,7 +1,4 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,44 +9,15 @@ import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/admin/admin.sc
 import { KeysCliError, registerKeysCommands } from '../src/modules/keys/keys.cli.ts';
 import { openStore, type Store } from '../src/platform/db/database.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
-import { TEST_DIALECT, testSchemaName } from './support/store.ts';
+import { type CliResult, cliStore, runStoop } from './support/cli.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const dataDir = mkdtempSync(join(tmpdir(), 'stoop-keys-cli-'));
 // On PostgreSQL the CLI and the app share a throw-away schema; on SQLite a file in a temp dir.
-const schema = TEST_DIALECT === 'postgres' ? testSchemaName() : undefined;
-const databaseUrl =
-  TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
-
-const childEnv: NodeJS.ProcessEnv = {
-  ...process.env,
-  DATA_DIR: dataDir,
-  DEMO: 'false',
-  LOG_LEVEL: 'silent',
-  DATABASE_URL: databaseUrl,
-  ...(schema ? { DATABASE_SCHEMA: schema } : {}),
-};
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+const cli = cliStore('keys-cli', { DEMO: 'false' });
+const { dataDir, databaseUrl, schema } = cli;
+const childEnv = cli.env;
 
 /** Runs the real `stoop` CLI in a child process. */
-function stoop(...args: string[]): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { cwd: ROOT, env: childEnv, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const stoop = (...args: string[]) => runStoop(childEnv, args, 30_000);
 
 /** stdout must be exactly one JSON value and nothing else. */
 function onlyJson<T>(result: CliResult): T {

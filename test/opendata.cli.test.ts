@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImportSummary } from '../src/modules/opendata/opendata.service.ts';
 import type { ScoresRunSummary } from '../src/modules/opendata/scores.ts';
@@ -10,43 +9,15 @@ import { migrateToLatest } from '../src/platform/db/migrate.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { loadDemoMarket } from '../src/upstream/demo/load.ts';
 import { FIXTURE_NOW, FIXTURE_SCALE, FIXTURE_SEED, fixturePath } from './opendata.fixtures.ts';
-import { TEST_DIALECT, testSchemaName } from './support/store.ts';
+import { type CliResult, cliStore, ROOT, runStoop } from './support/cli.ts';
+import { TEST_DIALECT } from './support/store.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const dataDir = mkdtempSync(join(tmpdir(), 'stoop-opendata-cli-'));
-const schema = TEST_DIALECT === 'postgres' ? testSchemaName() : undefined;
-const databaseUrl =
-  TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
-
-const childEnv: NodeJS.ProcessEnv = {
-  ...process.env,
-  DATA_DIR: dataDir,
-  DEMO: 'false',
-  LOG_LEVEL: 'silent',
-  DATABASE_URL: databaseUrl,
-  ...(schema ? { DATABASE_SCHEMA: schema } : {}),
-};
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+const cli = cliStore('opendata-cli', { DEMO: 'false' });
+const { dataDir, databaseUrl, schema } = cli;
+const childEnv = cli.env;
 
 /** Runs the real `stoop` CLI in a child process (stderr is a pipe: no progress bar). */
-function stoop(...args: string[]): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { cwd: ROOT, env: childEnv, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const stoop = (...args: string[]) => runStoop(childEnv, args);
 
 function onlyJson<T>(result: CliResult): T {
   expect(result.code, result.stderr).toBe(0);

@@ -81,7 +81,10 @@ describe('pipeline: applying upstream listings with change detection', () => {
 
   it('turns a day-by-day replay of the generator into exactly its lifecycle events', async () => {
     const start = new Map(
-      (await store.db.selectFrom('listings').select(['id', 'status', 'price']).execute()).map((r) => [r.id, r]),
+      (await store.db.selectFrom('listings').select(['id', 'status', 'price']).execute()).map((r) => [
+        r.id,
+        r,
+      ]),
     );
     for (let day = 1; day <= DAYS; day++) {
       const at = new Date(T0 + day * DAY);
@@ -131,9 +134,7 @@ describe('pipeline: applying upstream listings with change detection', () => {
 
   it('stores rows equal to upstream and keeps price history and priceDelta in step', async () => {
     const final = bundlesOf(marketAt(SEED, SCALE, new Date(T0 + DAYS * DAY)));
-    const rows = new Map(
-      (await store.db.selectFrom('listings').selectAll().execute()).map((r) => [r.id, r]),
-    );
+    const rows = new Map((await store.db.selectFrom('listings').selectAll().execute()).map((r) => [r.id, r]));
     const t0Date = new Date(T0).toISOString().slice(0, 10);
     let priceMoves = 0;
     for (const bundle of final) {
@@ -175,7 +176,11 @@ describe('pipeline: applying upstream listings with change detection', () => {
   });
 
   it('reports new open houses once, with the listing and building they belong to', async () => {
-    const log = await readEvents(store.db, { after: 0, limit: 1_000_000, types: ['listing.open_house_added'] });
+    const log = await readEvents(store.db, {
+      after: 0,
+      limit: 1_000_000,
+      types: ['listing.open_house_added'],
+    });
     expect(log.length).toBeGreaterThan(0);
     const ids = log.map((e) => (e.newValue as { id: string }).id);
     expect(new Set(ids).size).toBe(ids.length);

@@ -151,6 +151,8 @@ describe('pipeline CLI: ingest, events tail, refresh', () => {
     await expect(run('events', 'tail', '--from', '-3')).rejects.toThrow(CommanderError);
     await expect(run('refresh', '--listings', '--buildings')).rejects.toThrow(PipelineCliError);
     await expect(run('refresh')).rejects.toThrow(/No upstream is configured/);
-    await expect(run('ingest', 'listings', join(dir, 'missing.jsonl'))).rejects.toThrow(/Cannot read .*missing\.jsonl: ENOENT/);
+    await expect(run('ingest', 'listings', join(dir, 'missing.jsonl'))).rejects.toThrow(
+      /Cannot read .*missing\.jsonl: ENOENT/,
+    );
   });
 });

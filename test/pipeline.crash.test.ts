@@ -1,42 +1,20 @@
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvents } from '../src/modules/events/event-log.ts';
 import { openStore, type Store } from '../src/platform/db/database.ts';
-import { TEST_DIALECT, testSchemaName } from './support/store.ts';
+import { cliStore, ROOT, runStoop } from './support/cli.ts';
+import { TEST_DIALECT } from './support/store.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const dataDir = mkdtempSync(join(tmpdir(), 'stoop-crash-'));
-const schema = TEST_DIALECT === 'postgres' ? testSchemaName() : undefined;
-const databaseUrl =
-  TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
-
-const childEnv: NodeJS.ProcessEnv = {
-  ...process.env,
-  DATA_DIR: dataDir,
-  LOG_LEVEL: 'silent',
-  DATABASE_URL: databaseUrl,
+const cli = cliStore('crash', {
   DEMO: 'true',
   DEMO_SCALE: '0.03',
   SIM_SPEED: '1',
   SIM_LATENCY: 'false',
-  ...(schema ? { DATABASE_SCHEMA: schema } : {}),
-};
-
-function stoop(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { cwd: ROOT, env: childEnv, timeout: 120_000 },
-      (error, stdout, stderr) => {
-        done({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+});
+const { dataDir, databaseUrl, schema } = cli;
+const childEnv = cli.env;
+const stoop = (...args: string[]) => runStoop(childEnv, args, 120_000);
 
 async function eventCount(store: Store): Promise<number> {
   const row = await store.db

@@ -1,46 +1,29 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliStore, runStoop } from './support/cli.ts';
 import {
   freePort,
   isolatedLimitsEnv,
   type ServerProcess,
   startServerProcess,
 } from './support/server-process.ts';
-import { TEST_DIALECT } from './support/store.ts';
-
-const ROOT = resolve(import.meta.dirname, '..');
-const dataDir = mkdtempSync(join(tmpdir(), 'stoop-demo-live-'));
 
 /**
  * The demo as `npm start` runs it: the market simulator in-process, reached
  * over HTTP, on a simulated clock (here one simulated hour per real second, so
  * the 4–6 h search schedule comes round within seconds).
  */
-const env: Record<string, string> = {
+const cli = cliStore('demo-live', {
   ...isolatedLimitsEnv(),
-  DATA_DIR: dataDir,
-  DATABASE_URL:
-    TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`,
   DEMO: 'true',
   DEMO_SCALE: '0.01',
   SIM_SPEED: '3600',
   SIM_LATENCY: 'false',
-};
-
-function stoop(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'silent' }, timeout: 60_000 },
-      (error, stdout, stderr) =>
-        done({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
+});
+const env = Object.fromEntries(
+  Object.entries(cli.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+);
+const stoop = (...args: string[]) => runStoop(cli.env, args);
 
 interface Meta {
   dataAge: string | null;
@@ -61,7 +44,7 @@ describe('the demo is alive: simulator → scheduled refresh → API', () => {
 
   afterAll(async () => {
     await server?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(cli.dataDir, { recursive: true, force: true });
   });
 
   it('the schedule refreshes search data and logs the market changes it finds', async () => {

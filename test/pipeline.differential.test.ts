@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
 import { readEvents } from '../src/modules/events/event-log.ts';
 import { SyncStateReader } from '../src/modules/sync/sync-state.ts';
-import { HOUR_MS, MINUTE_MS, ManualClock } from '../src/platform/clock.ts';
+import { HOUR_MS, ManualClock, MINUTE_MS } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { loadDemoMarket } from '../src/upstream/demo/load.ts';
@@ -68,7 +68,13 @@ async function world(options: { faultRate: number; retries: number }): Promise<W
     retries: options.retries,
     backoff: { baseMs: 1, capMs: 5 },
   });
-  const refresher = new Refresher({ store, clock, source, syncState: new SyncStateReader(store.db, clock), pageSize: 200 });
+  const refresher = new Refresher({
+    store,
+    clock,
+    source,
+    syncState: new SyncStateReader(store.db, clock),
+    pageSize: 200,
+  });
   return { store, clock, origin, refresher };
 }
 
@@ -86,7 +92,8 @@ async function expectStoreEqualsSimulator(w: World): Promise<number> {
   for (const l of upstream) {
     const row = rows.get(l.listing.id);
     expect(row, `${l.listing.id} is stored`).toBeDefined();
-    for (const column of COMPARED) expect(row![column], `${l.listing.id}.${column}`).toEqual(l.listing[column]);
+    for (const column of COMPARED)
+      expect(row![column], `${l.listing.id}.${column}`).toEqual(l.listing[column]);
     compared++;
   }
   return compared;
