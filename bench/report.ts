@@ -67,8 +67,24 @@ export function checkTargets(rated: readonly RatedResult[]): TargetCheck[] {
       pass: invalid === '' && at === '' && headline.latencyMs.p99 < MAX_P99_MS,
       detail: `p99 ${fmt(headline.latencyMs.p99, 1)} ms${invalid}${at}`,
     },
+    ...DETAIL_SCENARIOS.flatMap((name) => {
+      const result = rated.find((r) => r.name === name);
+      if (!result) return [];
+      const bad = result.non2xx > 0 || result.errors > 0 ? ' (INVALID: non-2xx or errors)' : '';
+      return [
+        {
+          name: `${name} req/s >= ${DETAIL_MIN_RATIO * 100}% of baseline`,
+          pass: bad === '' && result.ratioToBaseline >= DETAIL_MIN_RATIO,
+          detail: `${fmt(result.reqPerSec, 0)} req/s = ${fmt(result.ratioToBaseline * 100, 1)}% of baseline, p99 ${fmt(result.latencyMs.p99, 1)} ms${bad}`,
+        },
+      ];
+    }),
   ];
 }
+
+/** Listing and building detail: issue target ≥ 50% of the same-run baseline. */
+const DETAIL_SCENARIOS = ['property-detail', 'building-detail'] as const;
+const DETAIL_MIN_RATIO = 0.5;
 
 function fmt(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
