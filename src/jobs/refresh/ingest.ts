@@ -109,15 +109,11 @@ export async function ingestListingsFile(
       });
       parsed = [];
     }
-    const records = Array.isArray(parsed)
-      ? parsed
-      : hasValue(parsed)
-        ? parsed.value
-        : (report.rejected.push({
-            line: 1,
-            reason: 'a JSON document must be an array or have a `value` array',
-          }),
-          []);
+    let records: unknown[] = [];
+    if (Array.isArray(parsed)) records = parsed;
+    else if (hasValue(parsed)) records = parsed.value;
+    else
+      report.rejected.push({ line: 1, reason: 'a JSON document must be an array or have a `value` array' });
     for (let i = 0; i < records.length; i++) await take(records[i], i + 1);
   }
   await flush();
