@@ -89,9 +89,15 @@ describe('pipeline CLI: ingest, events tail, refresh', () => {
     writeFileSync(file, `${lines.join('\n')}\n`);
 
     const out = await run('ingest', 'listings', file);
-    const report = JSON.parse(out.stdout.at(-1)!) as { accepted: number; rejected: number; events: number };
+    const report = JSON.parse(out.stdout.at(-1)!) as {
+      accepted: number;
+      rejected: number;
+      events: number;
+      withoutBuilding: number;
+    };
     expect(report.accepted).toBe(records.length);
     expect(report.rejected).toBe(2);
+    expect(report).toMatchObject({ withoutBuilding: 0 });
     expect(out.stderr[0]).toMatch(/^line 4: not valid JSON/);
     expect(out.stderr[1]).toMatch(/^line 8: /);
     expect(report.events).toBeGreaterThan(0);

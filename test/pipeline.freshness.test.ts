@@ -190,3 +190,60 @@ describe('background refreshes of many stale listings are bounded', () => {
     expect(source.calls).toBe(triggered);
   });
 });
+
+describe('a failing upstream is not retried by every stale read', () => {
+  let t: TestApp;
+  let refresher: Refresher;
+  let attempts = 0;
+  let businessKey: string;
+
+  beforeAll(async () => {
+    const down: ListingSource = {
+      name: 'down',
+      searchListings: async () => {
+        attempts++;
+        throw new UpstreamError('unavailable', 'feed is down', 503);
+      },
+      fetchListing: async () => {
+        throw new UpstreamError('unavailable', 'feed is down', 503);
+      },
+      fetchBuilding: async () => {
+        throw new UpstreamError('unavailable', 'feed is down', 503);
+      },
+      listBuildings: async () => {
+        throw new UpstreamError('unavailable', 'feed is down', 503);
+      },
+    };
+    t = await createTestApp({
+      scale: SCALE,
+      env: { RATE_LIMIT_BUSINESS: '100000' },
+      refresher: (parts) => {
+        refresher = new Refresher({ ...parts, source: down, minSearchIntervalMs: 60_000 });
+        return refresher;
+      },
+    });
+    businessKey = (await t.ctx.subscriptions.issue({ accountId: 'down', tier: 'BUSINESS' })).key;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('serves stale data, tries once, waits the minimum interval before trying again', async () => {
+    t.clock.advance(2 * HOUR_MS);
+    const read = async () =>
+      (
+        (await (await t.getAs(businessKey, '/v1/search/rentals?areas=100')).json()) as {
+          meta: { source: string };
+        }
+      ).meta;
+    expect((await read()).source).toBe('stale');
+    await refresher.idle();
+    for (let i = 0; i < 5; i++) expect((await read()).source).toBe('stale');
+    await refresher.idle();
+    expect(attempts).toBe(1);
+    t.clock.advance(61_000);
+    await read();
+    await refresher.idle();
+    expect(attempts).toBe(2);
+  });
+});

@@ -26,6 +26,11 @@ export interface RejectedRecord {
 
 export interface IngestReport {
   accepted: number;
+  /**
+   * Accepted listings whose building the store does not have: they are stored,
+   * but search and building pages only show listings of known buildings.
+   */
+  withoutBuilding: number;
   rejected: RejectedRecord[];
   summary: ApplySummary;
   ms: number;
@@ -46,12 +51,20 @@ export async function ingestListingsFile(
   const started = performance.now();
   const totalBytes = (await stat(file)).size;
   const writer = new ListingWriter(store);
-  const report: IngestReport = { accepted: 0, rejected: [], summary: emptySummary(), ms: 0 };
+  const report: IngestReport = {
+    accepted: 0,
+    withoutBuilding: 0,
+    rejected: [],
+    summary: emptySummary(),
+    ms: 0,
+  };
+  const buildingIds = new Set<string>();
   let batch: UpstreamListing[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
     addSummary(report.summary, await writer.apply(batch, clock.now()));
     report.accepted += batch.length;
+    for (const l of batch) buildingIds.add(l.listing.building_id);
     batch = [];
   };
   const take = async (record: unknown, line: number) => {
@@ -117,6 +130,7 @@ export async function ingestListingsFile(
     for (let i = 0; i < records.length; i++) await take(records[i], i + 1);
   }
   await flush();
+  report.withoutBuilding = await countListingsWithoutBuilding(store, buildingIds);
   onProgress(totalBytes, totalBytes);
   report.ms = Math.round(performance.now() - started);
   return report;
@@ -134,4 +148,29 @@ function hasValueArray(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+async function countListingsWithoutBuilding(store: Store, buildingIds: ReadonlySet<string>): Promise<number> {
+  const ids = [...buildingIds];
+  const known = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await store.db
+      .selectFrom('buildings')
+      .select('id')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+    for (const row of rows) known.add(row.id);
+  }
+  const unknown = ids.filter((id) => !known.has(id));
+  if (unknown.length === 0) return 0;
+  let count = 0;
+  for (let i = 0; i < unknown.length; i += 500) {
+    const row = await store.db
+      .selectFrom('listings')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('building_id', 'in', unknown.slice(i, i + 500))
+      .executeTakeFirstOrThrow();
+    count += Number(row.n);
+  }
+  return count;
 }

@@ -164,11 +164,17 @@ export function registerPipelineCommands(program: Command, options: PipelineCliO
       for (const rejected of report.rejected.slice(0, 100))
         stderr(`line ${rejected.line}: ${rejected.reason}`);
       if (report.rejected.length > 100) stderr(`… and ${report.rejected.length - 100} more rejected rows`);
+      if (report.withoutBuilding > 0) {
+        stderr(
+          `${report.withoutBuilding} listings refer to buildings the store does not have: they are stored, but search and building pages show only listings of known buildings (load buildings with \`stoop refresh --buildings\` from the feed).`,
+        );
+      }
       stdout(
         JSON.stringify({
           file,
           accepted: report.accepted,
           rejected: report.rejected.length,
+          withoutBuilding: report.withoutBuilding,
           created: report.summary.created,
           updated: report.summary.updated,
           unchanged: report.summary.unchanged,

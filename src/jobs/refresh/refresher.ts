@@ -98,6 +98,7 @@ export class Refresher implements RefreshPort {
   private bumpTimer: NodeJS.Timeout | null = null;
   private bumping: Promise<void> | null = null;
   private lastSearchRefreshAt = Number.NEGATIVE_INFINITY;
+  private lastSearchFailureAt = Number.NEGATIVE_INFINITY;
   /** Upstream calls made, by kind: observability and the single-flight tests. */
   readonly calls = { pages: 0, listings: 0, buildings: 0 };
 
@@ -126,8 +127,14 @@ export class Refresher implements RefreshPort {
     switch (target.kind) {
       case 'search': {
         if (this.inFlight.has('search')) return true;
-        if (this.clock.now().getTime() - this.lastSearchRefreshAt < this.minSearchIntervalMs) return false;
-        this.background('search', () => this.replicate());
+        // Also after a failed attempt: a feed that is down is not retried by every read.
+        const last = Math.max(this.lastSearchRefreshAt, this.lastSearchFailureAt);
+        if (this.clock.now().getTime() - last < this.minSearchIntervalMs) return false;
+        // replicate() is itself single-flight under the 'search' key.
+        this.replicate().catch((error: unknown) => {
+          this.lastSearchFailureAt = this.clock.now().getTime();
+          this.log.warn({ err: error }, 'background search refresh failed');
+        });
         return true;
       }
       case 'listing':
@@ -329,12 +336,6 @@ export class Refresher implements RefreshPort {
   }
 
   // ---- internals ---------------------------------------------------------
-
-  private background(key: string, run: () => Promise<unknown>): void {
-    this.singleFlight(key, run).catch((error: unknown) => {
-      this.log.warn({ err: error, target: key }, 'background refresh failed');
-    });
-  }
 
   /**
    * Queues a background single-target refresh: at most `maxConcurrentBackground`
