@@ -309,6 +309,9 @@ describe('demo market loader', () => {
       'buildings',
       'demo',
       'detail',
+      'refresh:buildings',
+      'refresh:search:rental',
+      'refresh:search:sale',
       'search:rental',
       'search:sale',
     ]);

@@ -106,6 +106,9 @@ describe('a refresh killed with SIGKILL leaves no half-written listing', () => {
         refreshed_at: new Date(Date.parse(loaded.refreshed_at) + 60 * 86_400_000).toISOString(),
         detail: null,
       })
+      .onConflict((oc) =>
+        oc.column('scope').doUpdateSet((eb) => ({ refreshed_at: eb.ref('excluded.refreshed_at') })),
+      )
       .execute();
   }, 180_000);
 

@@ -247,3 +247,37 @@ describe('a failing upstream is not retried by every stale read', () => {
     expect(attempts).toBe(2);
   });
 });
+
+describe('dataAge of a dataset is its last whole refresh', () => {
+  let t: TestApp;
+  let refresher: Refresher;
+
+  beforeAll(async () => {
+    const source = new CountingSource(new Date(TEST_NOW.getTime() + 12 * HOUR_MS), 0);
+    t = await createTestApp({
+      scale: SCALE,
+      refresher: (parts) => {
+        refresher = new Refresher({ ...parts, source });
+        return refresher;
+      },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a single listing refreshed live does not make the whole search dataset look fresh', async () => {
+    t.clock.advance(12 * HOUR_MS);
+    // A listing upstream changed in those hours (as the source will report it).
+    const later = marketAt(TEST_SEED, SCALE, t.clock.now());
+    const id = later.listings.find((l) => l.updated_at > TEST_NOW.toISOString())!.id;
+    expect(await refresher.refreshListingNow(id)).toBe('refreshed');
+    // The change itself moved the data version (caches see it) …
+    expect(await t.ctx.syncState.version()).not.toContain(`search:rental=${TEST_NOW.toISOString()}`);
+    // … but not the dataset's age.
+    const body = (await (await t.get('/v1/search/rentals?areas=100')).json()) as {
+      meta: { dataAge: string };
+    };
+    expect(body.meta.dataAge).toBe(TEST_NOW.toISOString());
+  });
+});

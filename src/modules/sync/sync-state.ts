@@ -77,13 +77,15 @@ export class SyncStateReader {
     private readonly ttlMs = 1000,
   ) {}
 
-  /** When the scope's data was last changed or confirmed by a refresh, whichever is later. */
+  /**
+   * When the scope's data was last confirmed with upstream (`meta.dataAge`): the
+   * last refresh of the whole scope. A store no refresh has touched yet (just
+   * loaded) falls back to when its data was written. Single-listing changes
+   * move only the content time, so they never make a whole dataset look fresh.
+   */
   async refreshedAt(scope: ContentScope): Promise<string | null> {
     const states = (await this.snapshot()).states;
-    const changed = states.get(scope) ?? null;
-    const confirmed = states.get(`${REFRESH_PREFIX}${scope}`) ?? null;
-    if (changed === null || (confirmed !== null && confirmed > changed)) return confirmed;
-    return changed;
+    return states.get(`${REFRESH_PREFIX}${scope}`) ?? states.get(scope) ?? null;
   }
 
   /**

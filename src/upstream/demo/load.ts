@@ -38,7 +38,19 @@ export interface LoadDemoResult {
 
 /** The `sync_state` scope that marks a store as holding the demo market. */
 export const DEMO_SCOPE = 'demo';
-const REFRESH_SCOPES = ['search:rental', 'search:sale', 'buildings', 'detail'] as const;
+/**
+ * Scopes a load sets: the content scopes (the data version) and when each
+ * dataset was confirmed with upstream (`refresh:`, what `meta.dataAge` reads).
+ */
+const REFRESH_SCOPES = [
+  'search:rental',
+  'search:sale',
+  'buildings',
+  'detail',
+  'refresh:search:rental',
+  'refresh:search:sale',
+  'refresh:buildings',
+] as const;
 
 const MARKET_TABLES = [
   'listings',
