@@ -112,8 +112,10 @@ export async function runPipelineBench(
   try {
     await prepareStore(store);
     const demo = await demoRecord(store);
-    // Six simulated hours after the load: some listings changed, most did not.
-    const at = new Date(Date.parse(demo.generatedAt) + 6 * HOUR_MS);
+    // Six simulated hours after the store's last refresh (each run moves on): some
+    // listings changed, most did not — the mix a real refresh cycle sees.
+    const syncedTo = await new SyncStateReader(store.db, new ManualClock(0)).refreshedAt('search:rental');
+    const at = new Date(Date.parse(syncedTo ?? demo.generatedAt) + 6 * HOUR_MS);
     log(`Starting the market simulator (scale ${demo.scale}) at ${at.toISOString()}…`);
     origin = await startOriginProcess(demo, at);
 
