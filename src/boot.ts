@@ -81,7 +81,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       ? {
           clock: upstream.clock,
           refresher: (parts) => {
-            refresher = new Refresher({ ...parts, source: upstream.source });
+            refresher = new Refresher({ ...parts, source: upstream.source, upstreamKind: upstream.kind });
             return refresher;
           },
         }

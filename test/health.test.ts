@@ -22,6 +22,8 @@ describe('GET /v1/health', () => {
       version: '0.1.0',
       database: { dialect: t.store.dialect, status: 'ok' },
       data: { oldestAgeSeconds: 90 },
+      // No upstream wired into this app: nothing refreshes, nothing logged yet.
+      pipeline: { upstream: null, lastFailure: null, backgroundPending: 0, latestEventSequence: 0 },
     });
     expect(body.data.searchRentals ?? '').toMatch(/^\d{4}-\d{2}-\d{2}T/);
   });

@@ -67,6 +67,11 @@ describe('the demo is alive: simulator → scheduled refresh → API', () => {
     }
     expect(Date.parse(latestAge)).toBeGreaterThan(Date.parse(startedAge));
     expect(events.length).toBeGreaterThan(0);
+    const health = (await (await fetch(`${server.url}/v1/health`)).json()) as {
+      pipeline: { upstream: string; latestEventSequence: number };
+    };
+    expect(health.pipeline.upstream).toBe('simulator');
+    expect(health.pipeline.latestEventSequence).toBeGreaterThan(0);
     const event = JSON.parse(events[0]!) as { id: string; type: string; data: { listingId: string } };
     expect(event.id).toMatch(/^evt_\d+$/);
     expect(event.type).toMatch(/^listing\./);

@@ -241,6 +241,11 @@ describe('a failing upstream is not retried by every stale read', () => {
     for (let i = 0; i < 5; i++) expect((await read()).source).toBe('stale');
     await refresher.idle();
     expect(attempts).toBe(1);
+    const health = (await (await t.get('/v1/health')).json()) as {
+      pipeline: { upstream: string; lastFailure: { kind: string; at: string } | null };
+    };
+    expect(health.pipeline.upstream).toBe('reso');
+    expect(health.pipeline.lastFailure).toEqual({ kind: 'unavailable', at: t.clock.now().toISOString() });
     t.clock.advance(61_000);
     await read();
     await refresher.idle();

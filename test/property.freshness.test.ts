@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
 import { ListingDetailResponse } from '../src/modules/property/property.schema.ts';
-import type { LiveOutcome, RefreshPort, RefreshTarget } from '../src/modules/sync/refresh-port.ts';
+import {
+  type LiveOutcome,
+  noUpstream,
+  type RefreshPort,
+  type RefreshTarget,
+} from '../src/modules/sync/refresh-port.ts';
 import { writeSyncState } from '../src/modules/sync/sync-state.ts';
 import { MINUTE_MS } from '../src/platform/clock.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
@@ -16,6 +21,10 @@ class FakeRefresher implements RefreshPort {
   outcome: LiveOutcome = 'failed';
   /** Runs during a live read, before it answers (e.g. writes what upstream returned). */
   onLive: ((id: string) => Promise<void>) | null = null;
+
+  status() {
+    return { upstream: 'reso' as const, lastFailure: null, backgroundPending: 0 };
+  }
 
   requestRefresh(target: RefreshTarget): boolean {
     this.requests.push(target);
@@ -293,6 +302,7 @@ describe('the live read deadline', () => {
   it('serves the stored copy as stale when upstream outlasts the live timeout', async () => {
     let release: () => void = () => {};
     const hanging: RefreshPort = {
+      ...noUpstream,
       requestRefresh: () => false,
       refreshListingNow: () =>
         new Promise<LiveOutcome>((resolve) => {

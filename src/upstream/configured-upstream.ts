@@ -26,6 +26,7 @@ import {
 
 export interface ConfiguredUpstream {
   source: ListingSource;
+  kind: 'reso' | 'simulator';
   /** The clock the service runs on: simulated in the demo, real otherwise. */
   clock: Clock;
   /** Clock milliseconds per real millisecond (scales timer delays). */
@@ -78,6 +79,7 @@ export async function openUpstream(config: Config, store: Store): Promise<Config
   if (config.upstream.url) {
     return {
       source: resoSourceFromConfig(config),
+      kind: 'reso',
       clock: systemClock,
       speed: 1,
       origin: null,
@@ -106,6 +108,7 @@ export async function openUpstream(config: Config, store: Store): Promise<Config
   starting.catch(() => {});
   return {
     source: new DeferredSource(starting.then((origin) => resoSourceFromConfig(config, { url: origin.url }))),
+    kind: 'simulator',
     clock,
     speed: config.simulator.speed,
     origin: starting,

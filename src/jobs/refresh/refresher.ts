@@ -16,7 +16,12 @@
  * that costs an upstream call, never a duplicate event.
  */
 import type { Logger } from 'pino';
-import type { LiveOutcome, RefreshPort, RefreshTarget } from '../../modules/sync/refresh-port.ts';
+import type {
+  LiveOutcome,
+  RefreshPort,
+  RefreshStatus,
+  RefreshTarget,
+} from '../../modules/sync/refresh-port.ts';
 import {
   type ContentScope,
   markScopeChanged,
@@ -60,6 +65,8 @@ export interface RefresherOptions {
    * real milliseconds: a burst of refreshed listings costs one rebuild, not one each.
    */
   versionBumpDelayMs?: number;
+  /** What the upstream is, for health (never its address). */
+  upstreamKind?: 'reso' | 'simulator';
 }
 
 export interface CycleResult extends ApplySummary {
@@ -99,6 +106,8 @@ export class Refresher implements RefreshPort {
   private bumping: Promise<void> | null = null;
   private lastSearchRefreshAt = Number.NEGATIVE_INFINITY;
   private lastSearchFailureAt = Number.NEGATIVE_INFINITY;
+  private lastFailure: { at: string; kind: string } | null = null;
+  private readonly upstreamKind: 'reso' | 'simulator';
   /** Upstream calls made, by kind: observability and the single-flight tests. */
   readonly calls = { pages: 0, listings: 0, buildings: 0 };
 
@@ -114,6 +123,23 @@ export class Refresher implements RefreshPort {
     this.maxConcurrentBackground = options.maxConcurrentBackground ?? 4;
     this.maxPendingBackground = options.maxPendingBackground ?? 200;
     this.versionBumpDelayMs = options.versionBumpDelayMs ?? 2_000;
+    this.upstreamKind = options.upstreamKind ?? 'reso';
+  }
+
+  status(): RefreshStatus {
+    return {
+      upstream: this.upstreamKind,
+      lastFailure: this.lastFailure,
+      backgroundPending: this.queue.size + this.runningBackground,
+    };
+  }
+
+  /** Remembers a failed upstream refresh for health (kind only: messages may carry addresses). */
+  recordFailure(error: unknown): void {
+    this.lastFailure = {
+      at: this.clock.now().toISOString(),
+      kind: error instanceof UpstreamError ? error.kind : 'internal',
+    };
   }
 
   /** Logs to the service's logger once it exists (the refresher is built before the app). */
@@ -133,6 +159,7 @@ export class Refresher implements RefreshPort {
         // replicate() is itself single-flight under the 'search' key.
         this.replicate().catch((error: unknown) => {
           this.lastSearchFailureAt = this.clock.now().getTime();
+          this.recordFailure(error);
           this.log.warn({ err: error }, 'background search refresh failed');
         });
         return true;
@@ -152,6 +179,7 @@ export class Refresher implements RefreshPort {
       return 'refreshed';
     } catch (error) {
       if (error instanceof UpstreamError && error.kind === 'not_found') return 'not_found';
+      this.recordFailure(error);
       this.log.warn({ err: error, listingId: id }, 'live listing refresh failed');
       return 'failed';
     }
@@ -358,6 +386,7 @@ export class Refresher implements RefreshPort {
       this.runningBackground++;
       this.singleFlight(key, run)
         .catch((error: unknown) => {
+          if (!(error instanceof UpstreamError && error.kind === 'not_found')) this.recordFailure(error);
           this.log.warn({ err: error, target: key }, 'background refresh failed');
         })
         .finally(() => {

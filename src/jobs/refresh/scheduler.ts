@@ -76,6 +76,7 @@ export class RefreshScheduler {
     try {
       await this.refresher.replicate();
     } catch (error) {
+      this.refresher.recordFailure(error);
       this.log?.warn({ err: error }, 'scheduled search refresh failed; next attempt on schedule');
     }
     this.after(this.nextSearchDelayMs(), () => this.searchCycle());
@@ -85,6 +86,7 @@ export class RefreshScheduler {
     try {
       await this.refresher.refreshBuildings();
     } catch (error) {
+      this.refresher.recordFailure(error);
       this.log?.warn({ err: error }, 'scheduled buildings refresh failed; next attempt on schedule');
     }
     this.after(this.schedule.buildingsMs, () => this.buildingsCycle());

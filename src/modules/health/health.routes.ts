@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { AppContext } from '../../app-context.ts';
 import { UNMETERED_ROUTE } from '../../http/access.ts';
+import { latestSequence } from '../events/event-log.ts';
 
 export const HealthResponse = Type.Object(
   {
@@ -28,6 +29,32 @@ export const HealthResponse = Type.Object(
         description: 'Age of the least recently refreshed dataset.',
       }),
     }),
+    pipeline: Type.Object(
+      {
+        upstream: Type.Union([Type.Literal('reso'), Type.Literal('simulator'), Type.Null()], {
+          description:
+            '`reso`: a RESO Web API feed; `simulator`: the demo market simulator; null: no upstream.',
+        }),
+        lastFailure: Type.Union(
+          [
+            Type.Object({
+              at: Type.String({ format: 'date-time' }),
+              kind: Type.String({ description: '`timeout`, `unavailable`, `parse_failed` or `internal`.' }),
+            }),
+            Type.Null(),
+          ],
+          { description: 'The last failed upstream refresh since start.' },
+        ),
+        backgroundPending: Type.Integer({
+          minimum: 0,
+          description: 'Background refreshes running or queued.',
+        }),
+        latestEventSequence: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+          description: 'Sequence of the newest listing event (null when the database does not answer).',
+        }),
+      },
+      { description: 'The refresh pipeline.' },
+    ),
   },
   { $id: 'Health' },
 );
@@ -72,6 +99,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
               ctx.syncState.refreshedAt('buildings'),
             ])
           : [null, null, null];
+      const latestEventSequence = dbStatus === 'ok' ? await latestSequence(ctx.store.db) : null;
       const stamps = [searchRentals, searchSales, buildings].filter((s): s is string => s !== null);
       const oldest = stamps.length > 0 ? Math.min(...stamps.map((s) => Date.parse(s))) : null;
       return {
@@ -86,6 +114,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
           buildings,
           oldestAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now.getTime() - oldest) / 1000)),
         },
+        pipeline: { ...ctx.refresher.status(), latestEventSequence },
       };
     },
   );

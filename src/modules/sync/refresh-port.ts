@@ -19,7 +19,19 @@ export type LiveOutcome =
   /** Upstream failed or timed out; serve the cached copy as `stale`. */
   | 'failed';
 
+/** What the pipeline reports about itself (public health: no addresses, no messages). */
+export interface RefreshStatus {
+  /** `reso` (an operator's feed), `simulator` (the demo's), or null without an upstream. */
+  upstream: 'reso' | 'simulator' | null;
+  /** The last failed upstream refresh, if any since start. */
+  lastFailure: { at: string; kind: string } | null;
+  /** Background refreshes running or waiting. */
+  backgroundPending: number;
+}
+
 export interface RefreshPort {
+  /** For `/v1/health`. */
+  status(): RefreshStatus;
   /**
    * Starts a background refresh of `target` unless one is already running
    * (single-flight per target) or was just done. Never waits for upstream.
@@ -37,6 +49,7 @@ export interface RefreshPort {
 
 /** For stores without an upstream (an ingested file, tests of read paths): nothing to refresh. */
 export const noUpstream: RefreshPort = {
+  status: () => ({ upstream: null, lastFailure: null, backgroundPending: 0 }),
   requestRefresh: () => false,
   refreshListingNow: async () => 'failed',
 };
