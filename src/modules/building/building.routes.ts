@@ -53,7 +53,7 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
         reply,
         await service.detail(request.params.id, request.caller.tier, {
           data: await ctx.syncState.version(),
-          photos: (await ctx.syncState.refreshedAt('buildings')) ?? 'never',
+          photos: (await ctx.syncState.changedAt('buildings')) ?? 'never',
         }),
       ),
   );

@@ -88,6 +88,11 @@ export class SyncStateReader {
     return states.get(`${REFRESH_PREFIX}${scope}`) ?? states.get(scope) ?? null;
   }
 
+  /** When the scope's data last changed (its part of the data version): a cache key, not an age. */
+  async changedAt(scope: ContentScope): Promise<string | null> {
+    return (await this.snapshot()).states.get(scope) ?? null;
+  }
+
   /**
    * A token that changes whenever any scope is refreshed: caches of derived data
    * (serialized listings, the search index) are valid only while it stays the same.
