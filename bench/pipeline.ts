@@ -17,7 +17,7 @@ import { Refresher } from '../src/jobs/refresh/refresher.ts';
 import { SyncStateReader } from '../src/modules/sync/sync-state.ts';
 import { HOUR_MS, ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
-import { DEMO_SCOPE } from '../src/upstream/demo/load.ts';
+import { type DemoRecord, readDemoRecord } from '../src/upstream/demo/load.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
 import { type BenchConfig, REPO_ROOT } from './config.ts';
 import type { TargetCheck } from './report.ts';
@@ -41,22 +41,6 @@ export interface PipelineBenchResult {
 }
 
 export const FULL_REFRESH_TARGET = 3_000;
-
-interface DemoRecord {
-  seed: number;
-  scale: number;
-  generatedAt: string;
-}
-
-async function demoRecord(store: Store): Promise<DemoRecord> {
-  const row = await store.db
-    .selectFrom('sync_state')
-    .select('detail')
-    .where('scope', '=', DEMO_SCOPE)
-    .executeTakeFirst();
-  if (!row?.detail) throw new Error('the bench store holds no demo market');
-  return JSON.parse(row.detail) as DemoRecord;
-}
 
 /** `stoop origin` in its own process, at a fixed simulated instant (speed ≈ 0). */
 async function startOriginProcess(demo: DemoRecord, at: Date): Promise<{ url: string; child: ChildProcess }> {
@@ -111,7 +95,8 @@ export async function runPipelineBench(
   let origin: { url: string; child: ChildProcess } | undefined;
   try {
     await prepareStore(store);
-    const demo = await demoRecord(store);
+    const demo = await readDemoRecord(store);
+    if (!demo) throw new Error('the bench store holds no demo market');
     // Six simulated hours after the store's last refresh (each run moves on): some
     // listings changed, most did not — the mix a real refresh cycle sees.
     const syncedTo = await new SyncStateReader(store.db, new ManualClock(0)).refreshedAt('search:rental');

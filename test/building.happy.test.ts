@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FCC_DISCLAIMER } from '../src/domain/broadband.ts';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
 import {
   BuildingDetailResponse,
   BuildingListingsResponse,
   BuildingScoresResponse,
-  FCC_DISCLAIMER,
   ViolationsResponse,
 } from '../src/modules/building/building.schema.ts';
 import { MAX_VIOLATIONS } from '../src/modules/building/building.service.ts';

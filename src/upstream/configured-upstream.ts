@@ -10,7 +10,7 @@
 import type { Config } from '../config.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import type { Store } from '../platform/db/database.ts';
-import { DEMO_SCOPE } from './demo/load.ts';
+import { readDemoRecord } from './demo/load.ts';
 import { resoSourceFromConfig } from './reso/source.ts';
 import { ScaledClock } from './simulator/clock.ts';
 import { type Origin, startOrigin } from './simulator/server.ts';
@@ -34,30 +34,6 @@ export interface ConfiguredUpstream {
   /** The in-process simulator (starting in the background), when the demo runs one. */
   origin: Promise<Origin> | null;
   close(): Promise<void>;
-}
-
-interface DemoRecord {
-  seed: number;
-  scale: number;
-  generatedAt: string;
-}
-
-async function demoRecord(store: Store): Promise<DemoRecord | null> {
-  const row = await store.db
-    .selectFrom('sync_state')
-    .select('detail')
-    .where('scope', '=', DEMO_SCOPE)
-    .executeTakeFirst();
-  if (!row?.detail) return null;
-  const parsed = JSON.parse(row.detail) as Partial<DemoRecord>;
-  if (
-    typeof parsed.seed !== 'number' ||
-    typeof parsed.scale !== 'number' ||
-    typeof parsed.generatedAt !== 'string'
-  ) {
-    return null;
-  }
-  return { seed: parsed.seed, scale: parsed.scale, generatedAt: parsed.generatedAt };
 }
 
 /**
@@ -87,7 +63,7 @@ export async function openUpstream(config: Config, store: Store): Promise<Config
     };
   }
   if (!config.demo.enabled || !config.simulator.enabled) return null;
-  const demo = await demoRecord(store);
+  const demo = await readDemoRecord(store);
   if (!demo) return null;
   const anchor = Math.max(Date.now(), await latestKnownInstant(store));
   const clock = new ScaledClock({ anchor, speed: config.simulator.speed });

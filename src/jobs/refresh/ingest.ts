@@ -12,7 +12,9 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { knownBuildingIds } from '../../modules/building/building.repository.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { chunks } from '../../platform/db/batches.ts';
 import type { Store } from '../../platform/db/database.ts';
 import { decodeListing } from '../../upstream/reso/mapping.ts';
 import type { UpstreamListing } from '../../upstream/source.ts';
@@ -151,24 +153,13 @@ function hasValueArray(text: string): boolean {
 }
 
 async function countListingsWithoutBuilding(store: Store, buildingIds: ReadonlySet<string>): Promise<number> {
-  const ids = [...buildingIds];
-  const known = new Set<string>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await store.db
-      .selectFrom('buildings')
-      .select('id')
-      .where('id', 'in', ids.slice(i, i + 500))
-      .execute();
-    for (const row of rows) known.add(row.id);
-  }
-  const unknown = ids.filter((id) => !known.has(id));
-  if (unknown.length === 0) return 0;
+  const known = await knownBuildingIds(store.db, buildingIds);
   let count = 0;
-  for (let i = 0; i < unknown.length; i += 500) {
+  for (const part of chunks([...buildingIds].filter((id) => !known.has(id)))) {
     const row = await store.db
       .selectFrom('listings')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('building_id', 'in', unknown.slice(i, i + 500))
+      .where('building_id', 'in', part)
       .executeTakeFirstOrThrow();
     count += Number(row.n);
   }

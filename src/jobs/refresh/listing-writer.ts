@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { appendEvents, type ListingEventInput, lockEventLog } from '../../modules/events/event-log.ts';
+import { chunks } from '../../platform/db/batches.ts';
 import type { Store } from '../../platform/db/database.ts';
 import {
   type Database,
@@ -271,8 +272,4 @@ async function insertAll<T extends ChildTable>(
       .values(part as never)
       .execute();
   }
-}
-
-function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }

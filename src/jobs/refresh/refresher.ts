@@ -16,6 +16,7 @@
  * that costs an upstream call, never a duplicate event.
  */
 import type { Logger } from 'pino';
+import { knownBuildingIds } from '../../modules/building/building.repository.ts';
 import type {
   LiveOutcome,
   RefreshPort,
@@ -171,17 +172,32 @@ export class Refresher implements RefreshPort {
     }
   }
 
+  /**
+   * `timeoutMs` bounds the whole live read — fetch, missing building, write —
+   * not only the upstream request: past it the caller gets `failed` (and serves
+   * its stored copy) while the refresh may still finish and store its result.
+   */
   async refreshListingNow(id: string, timeoutMs?: number): Promise<LiveOutcome> {
+    const outcome = this.singleFlight(`live:${id}`, () =>
+      this.refreshListing(id, { retries: 0, ...(timeoutMs === undefined ? {} : { timeoutMs }) }),
+    ).then(
+      (): LiveOutcome => 'refreshed',
+      (error: unknown): LiveOutcome => {
+        if (error instanceof UpstreamError && error.kind === 'not_found') return 'not_found';
+        this.recordFailure(error);
+        this.log.warn({ err: error, listingId: id }, 'live listing refresh failed');
+        return 'failed';
+      },
+    );
+    if (timeoutMs === undefined) return outcome;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<LiveOutcome>((resolve) => {
+      timer = setTimeout(() => resolve('failed'), timeoutMs);
+    });
     try {
-      await this.singleFlight(`live:${id}`, () =>
-        this.refreshListing(id, { retries: 0, ...(timeoutMs === undefined ? {} : { timeoutMs }) }),
-      );
-      return 'refreshed';
-    } catch (error) {
-      if (error instanceof UpstreamError && error.kind === 'not_found') return 'not_found';
-      this.recordFailure(error);
-      this.log.warn({ err: error, listingId: id }, 'live listing refresh failed');
-      return 'failed';
+      return await Promise.race([outcome, deadline]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -468,17 +484,7 @@ export class Refresher implements RefreshPort {
   /** Fetches buildings that listings refer to but the store does not have yet. */
   private async ensureBuildings(listings: readonly UpstreamListing[]): Promise<void> {
     const ids = [...new Set(listings.map((l) => l.listing.building_id))];
-    const known = new Set<string>();
-    for (let i = 0; i < ids.length; i += 500) {
-      const part = ids.slice(i, i + 500);
-      for (const row of await this.store.db
-        .selectFrom('buildings')
-        .select('id')
-        .where('id', 'in', part)
-        .execute()) {
-        known.add(row.id);
-      }
-    }
+    const known = await knownBuildingIds(this.store.db, ids);
     for (const id of ids) {
       if (known.has(id)) continue;
       const building = await this.source.fetchBuilding(id);

@@ -1,3 +1,4 @@
+import { FCC_DISCLAIMER } from '../../domain/broadband.ts';
 import type { BuildingScoresRow } from '../../platform/db/tables.ts';
 import { toPhoto } from '../property/property.mapper.ts';
 import type { PhotoRow } from '../property/property.repository.ts';
@@ -9,7 +10,6 @@ import {
   type BuildingDetail,
   BuildingPoliciesSchema,
   type BuildingScores,
-  FCC_DISCLAIMER,
   type HpdViolation,
   NycDataSchema,
   StoredInternetProvidersSchema,

@@ -1,42 +1,25 @@
 import { type Kysely, sql } from 'kysely';
 import type { ListingStatus, ListingType } from '../../domain/listing.ts';
-import type { BuildingRow, BuildingScoresRow, Database, ListingRow } from '../../platform/db/tables.ts';
+import { chunks } from '../../platform/db/batches.ts';
+import {
+  BUILDING_COLUMNS,
+  type BuildingRow,
+  type BuildingScoresRow,
+  type Database,
+  type ListingRow,
+} from '../../platform/db/tables.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
 import { keyedLookup } from '../property/keyed-lookup.ts';
 import type { PhotoRow } from '../property/property.repository.ts';
 
-/** The building columns the detail serves (bookkeeping and search denormalizations left out). */
-const DETAIL_COLUMNS = [
-  'id',
-  'slug',
-  'name',
-  'address_street',
-  'city',
-  'state',
-  'zip_code',
-  'area_id',
-  'building_type',
-  'year_built',
-  'year_renovated',
-  'floor_count',
-  'unit_count',
-  'latitude',
-  'longitude',
-  'bbl',
-  'bin',
-  'management_company',
-  'developer',
-  'architect',
-  'tax_abatement_status',
-  'tax_abatement_years_remaining',
-  'amenities_json',
-  'policies_json',
-  'nyc_data_json',
-  'additional_details_json',
-  'internet_providers_json',
-  'pets_allowed',
-  'refreshed_at',
-] as const satisfies readonly (keyof BuildingRow)[];
+/** Columns the detail does not serve: search denormalizations and row bookkeeping. */
+const NOT_SERVED = ['fiber_available', 'max_download_mbps', 'created_at', 'updated_at'] as const;
+type DetailColumn = Exclude<(typeof BUILDING_COLUMNS)[number], (typeof NOT_SERVED)[number]>;
+
+/** The building columns the detail serves. */
+const DETAIL_COLUMNS = BUILDING_COLUMNS.filter(
+  (column): column is DetailColumn => !(NOT_SERVED as readonly string[]).includes(column),
+);
 
 export type BuildingDetailRow = Pick<BuildingRow, (typeof DETAIL_COLUMNS)[number]>;
 
@@ -155,4 +138,15 @@ export async function listViolations(
     .orderBy('violation_id', 'desc')
     .limit(limit)
     .execute();
+}
+
+/** Which of `ids` the store has a building for. */
+export async function knownBuildingIds(db: Kysely<Database>, ids: Iterable<string>): Promise<Set<string>> {
+  const known = new Set<string>();
+  for (const part of chunks([...new Set(ids)])) {
+    for (const row of await db.selectFrom('buildings').select('id').where('id', 'in', part).execute()) {
+      known.add(row.id);
+    }
+  }
+  return known;
 }

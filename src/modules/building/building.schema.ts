@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { FCC_DISCLAIMER } from '../../domain/broadband.ts';
 import { BUILDING_TYPES, LISTING_STATUSES } from '../../domain/listing.ts';
 import { dataResponse, listResponse, MetaSchema, PageQuery, StringEnum } from '../../http/schemas.ts';
 import { ListingSummarySchema } from '../listings/listing.schema.ts';
@@ -18,9 +19,6 @@ const str = nullableString;
 const num = nullableNumber;
 const int = nullableInteger;
 const bool = nullableBoolean;
-
-/** Attribution the FCC requires wherever Broadband Data Collection data is shown. */
-export const FCC_DISCLAIMER = 'This product uses FCC data but is not endorsed or certified by the FCC.';
 
 export const BuildingIdParams = Type.Object({ id: resourceIdParam('Building') });
 

@@ -23,37 +23,18 @@
  */
 import { latLngToCell } from 'h3-js';
 import type { Kysely } from 'kysely';
+import {
+  FCC_DISCLAIMER,
+  FIBER_TECHNOLOGY,
+  type InternetProvider,
+  type InternetProviders,
+  TECHNOLOGY_LABELS,
+} from '../../domain/broadband.ts';
+import { chunks } from '../../platform/db/batches.ts';
 import type { Database } from '../../platform/db/tables.ts';
-import { TECHNOLOGY_LABELS } from './datasets.ts';
-import { chunks, forEachBuildingPage } from './opendata.repository.ts';
+import { forEachBuildingPage } from './opendata.repository.ts';
 
-export const FCC_DISCLAIMER = 'This product uses FCC data but is not endorsed or certified by the FCC.';
-export const FIBER_TECHNOLOGY = 50;
 const RESIDENTIAL = ['R', 'X'];
-
-export interface InternetProvider {
-  providerId: number;
-  providerName: string;
-  holdingCompanyName: string;
-  technologyCode: number;
-  technologyLabel: string;
-  maxDownloadMbps: number;
-  maxUploadMbps: number;
-  lowLatency: boolean;
-}
-
-export interface InternetProviders {
-  status: 'matched';
-  source: 'fcc_bdc';
-  coverageLevel: 'building' | 'h3_res8';
-  fccLocationId: number;
-  blockGeoid: string;
-  matchedAddress: string;
-  unitCount: number;
-  updatedAt: string;
-  providers: InternetProvider[];
-  disclaimer: string;
-}
 
 export interface BroadbandSummary {
   matchedByLocation: number;

@@ -8,6 +8,7 @@
  * FieldError (malformed: reported with its line number and skipped).
  */
 import { isValidCell } from 'h3-js';
+import { TECHNOLOGY_LABELS } from '../../domain/broadband.ts';
 import type {
   BroadbandAvailabilityTable,
   CrimeComplaintsTable,
@@ -208,17 +209,6 @@ export const pluto: DatasetSpec<PlutoLotsTable> = {
 // --- FCC Broadband Data Collection, fixed availability ----------------------
 
 /** BDC technology codes and the labels the service shows (see InternetProviders). */
-export const TECHNOLOGY_LABELS: Readonly<Record<number, string>> = {
-  0: 'Other',
-  10: 'Copper Wire',
-  40: 'Cable',
-  50: 'Fiber to the Premises',
-  60: 'GSO Satellite',
-  61: 'NGSO Satellite',
-  70: 'Unlicensed Fixed Wireless',
-  71: 'Licensed Fixed Wireless',
-  72: 'Licensed-by-Rule Fixed Wireless',
-};
 
 function parseFlag(column: string, value: string): 0 | 1 {
   const v = value.toLowerCase();

@@ -11,14 +11,6 @@ import type { DatasetName } from './datasets.ts';
 import type { CellRange, GridPoint } from './geo.ts';
 
 export const BUILDING_PAGE = 20_000;
-/** Values per `IN (…)` list: well under both dialects' bind limits. */
-export const IN_CHUNK = 500;
-
-export function chunks<T>(items: readonly T[], size = IN_CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 export async function recordImport(db: Kysely<Database>, row: OpenDataImportsTable): Promise<void> {
   const { dataset, ...rest } = row;

@@ -16,9 +16,10 @@
  * other key. Buildings whose values do not change are not written.
  */
 import type { Kysely } from 'kysely';
+import { chunks } from '../../platform/db/batches.ts';
 import type { Database, PlutoLotsTable } from '../../platform/db/tables.ts';
 import { forEachSiteNear, type GridPoint } from './geo.ts';
-import { chunks, forEachBuildingPage } from './opendata.repository.ts';
+import { forEachBuildingPage } from './opendata.repository.ts';
 
 export const LOT_MATCH_RADIUS_M = 40;
 

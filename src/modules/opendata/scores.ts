@@ -14,12 +14,12 @@
  */
 import type { Kysely } from 'kysely';
 import { type Clock, DAY_MS, isoDate } from '../../platform/clock.ts';
+import { chunks } from '../../platform/db/batches.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import { type AreaTree, NYC_BOROUGH_IDS } from '../../reference/areas.ts';
 import { forEachSiteNear, type LatLon, type PointLoader } from './geo.ts';
 import {
   bumpBuildingsVersion,
-  chunks,
   forEachBuildingPage,
   listImports,
   pointsInCells,

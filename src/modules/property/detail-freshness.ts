@@ -5,8 +5,6 @@ import type { LiveOutcome, RefreshPort, RefreshTarget } from '../sync/refresh-po
 
 /** Tiers whose `GET /property/{id}` reads are fetched live from upstream (SPEC "Data freshness rules" 4). */
 const LIVE_TIERS: ReadonlySet<Tier> = new Set(['BUSINESS', 'INTERNAL']);
-/** How long past the live timeout a caller may wait for the pipeline to give up by itself. */
-const LIVE_GRACE_MS = 250;
 
 export interface ServedData {
   tier: Tier;
@@ -50,22 +48,12 @@ export class DetailFreshness {
 
   /**
    * Live-fetches a listing for a live tier; null (nothing done) for other tiers.
-   * The caller waits at most the live timeout (plus a short grace for the
-   * pipeline to report its own timeout): past it the read counts as `failed`
-   * and the stored copy is served, while the fetch may still complete and
-   * store its result for later reads.
+   * The port answers within the live timeout (RefreshPort contract): past it
+   * the read is `failed` and the stored copy is served.
    */
   async liveRead(tier: Tier, listingId: string): Promise<LiveOutcome | null> {
     if (!this.readsLive(tier)) return null;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<LiveOutcome>((resolve) => {
-      timer = setTimeout(() => resolve('failed'), this.liveTimeoutMs + LIVE_GRACE_MS);
-    });
-    try {
-      return await Promise.race([this.refresher.refreshListingNow(listingId, this.liveTimeoutMs), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.refresher.refreshListingNow(listingId, this.liveTimeoutMs);
   }
 
   meta(served: ServedData, now: Date): Freshness {

@@ -5,7 +5,7 @@
  * meanwhile). Free data is refreshed on the schedule only.
  */
 import { describeFreshness, type Freshness } from '../../domain/freshness.ts';
-import { FRESHNESS_MS, type Tier } from '../../domain/tiers.ts';
+import type { Tier } from '../../domain/tiers.ts';
 import type { RefreshPort, RefreshTarget } from './refresh-port.ts';
 
 export interface FreshnessRequest {
@@ -18,26 +18,17 @@ export interface FreshnessRequest {
   detailScraped?: boolean;
 }
 
-export function isOlderThanThreshold(
-  tier: Tier,
-  kind: 'search' | 'detail',
-  refreshedAt: string | null,
-  now: Date,
-): boolean {
-  if (refreshedAt === null) return true;
-  return now.getTime() - Date.parse(refreshedAt) > FRESHNESS_MS[tier][kind];
-}
-
+/** The tier's classification decides (`describeFreshness`): stale data read by a paid caller starts a refresh. */
 export function freshnessWithRefresh(refresher: RefreshPort, request: FreshnessRequest): Freshness {
-  const stale = isOlderThanThreshold(request.tier, request.kind, request.refreshedAt, request.now);
-  const refreshTriggered =
-    stale && request.tier !== 'FREE' ? refresher.requestRefresh(request.target) : false;
-  return describeFreshness({
+  const freshness = describeFreshness({
     tier: request.tier,
     kind: request.kind,
     refreshedAt: request.refreshedAt,
     now: request.now,
-    refreshTriggered,
     ...(request.detailScraped === undefined ? {} : { detailScraped: request.detailScraped }),
   });
+  if (freshness.source === 'stale' && request.tier !== 'FREE') {
+    freshness.refreshTriggered = refresher.requestRefresh(request.target);
+  }
+  return freshness;
 }

@@ -40,8 +40,10 @@ export interface RefreshPort {
    */
   requestRefresh(target: RefreshTarget): boolean;
   /**
-   * Fetches one listing from upstream now and stores it, within `timeoutMs`
-   * (Business and Internal reads of `GET /property/{id}` get `live` data).
+   * Fetches one listing from upstream now and stores it, answering within
+   * `timeoutMs` whatever upstream does (`failed` past it; the fetch may still
+   * complete and store its result). Business and Internal reads of
+   * `GET /property/{id}` get `live` data.
    * Concurrent calls for the same listing share one upstream fetch.
    */
   refreshListingNow(id: string, timeoutMs?: number): Promise<LiveOutcome>;

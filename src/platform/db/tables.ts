@@ -67,6 +67,47 @@ export interface BuildingsTable {
   updated_at: string;
 }
 
+/** Every column of `buildings`, in table order (checked complete at compile time, like LISTING_COLUMNS). */
+export const BUILDING_COLUMNS = [
+  'id',
+  'slug',
+  'name',
+  'address_street',
+  'city',
+  'state',
+  'zip_code',
+  'area_id',
+  'building_type',
+  'year_built',
+  'year_renovated',
+  'floor_count',
+  'unit_count',
+  'latitude',
+  'longitude',
+  'bbl',
+  'bin',
+  'management_company',
+  'developer',
+  'architect',
+  'tax_abatement_status',
+  'tax_abatement_years_remaining',
+  'amenities_json',
+  'policies_json',
+  'nyc_data_json',
+  'additional_details_json',
+  'internet_providers_json',
+  'fiber_available',
+  'max_download_mbps',
+  'pets_allowed',
+  'refreshed_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof BuildingsTable)[];
+
+type MissingBuildingColumns = Exclude<keyof BuildingsTable, (typeof BUILDING_COLUMNS)[number]>;
+export const BUILDING_COLUMNS_COMPLETE: MissingBuildingColumns extends never ? true : MissingBuildingColumns =
+  true;
+
 export interface BuildingScoresTable {
   building_id: string;
   health_score: number | null;

@@ -3,6 +3,12 @@
  * simulator advancing the clock keeps the same buildings while listings churn.
  */
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
+import {
+  FCC_DISCLAIMER,
+  type InternetProvider,
+  type InternetProviders,
+  TECHNOLOGY_LABELS,
+} from '../../domain/broadband.ts';
 import type { BuildingType } from '../../domain/listing.ts';
 import type { BuildingScoresTable, NewBuilding, NewPhoto } from '../../platform/db/tables.ts';
 import { ARCHETYPES, type ArchetypeSpec } from './archetypes.ts';
@@ -564,38 +570,6 @@ function buildingScores(rng: Rng, b: ScoreInput): BuildingScoresTable {
   };
 }
 
-export interface InternetProvider {
-  providerId: number;
-  providerName: string;
-  holdingCompanyName: string;
-  technologyCode: number;
-  technologyLabel: string;
-  maxDownloadMbps: number;
-  maxUploadMbps: number;
-  lowLatency: boolean;
-}
-
-export interface InternetProviders {
-  status: 'matched';
-  source: 'fcc_bdc';
-  coverageLevel: 'building';
-  fccLocationId: number;
-  blockGeoid: string;
-  matchedAddress: string;
-  unitCount: number;
-  updatedAt: string;
-  providers: InternetProvider[];
-  disclaimer: string;
-}
-
-const TECH_LABEL: Readonly<Record<number, string>> = {
-  10: 'Copper Wire',
-  40: 'Cable',
-  50: 'Fiber to the Premises',
-  61: 'NGSO Satellite',
-  71: 'Licensed Fixed Wireless',
-};
-
 function provider(
   providerId: number,
   providerName: string,
@@ -609,7 +583,7 @@ function provider(
     providerName,
     holdingCompanyName,
     technologyCode,
-    technologyLabel: TECH_LABEL[technologyCode]!,
+    technologyLabel: TECHNOLOGY_LABELS[technologyCode]!,
     maxDownloadMbps: down,
     maxUploadMbps: up,
     lowLatency: technologyCode !== 61 || providerName === 'Starlink',
@@ -689,6 +663,6 @@ function internetProviders(
     unitCount: units,
     updatedAt: nowIso,
     providers,
-    disclaimer: 'This product uses FCC data but is not endorsed or certified by the FCC.',
+    disclaimer: FCC_DISCLAIMER,
   };
 }

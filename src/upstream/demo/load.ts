@@ -7,7 +7,7 @@
  */
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Store } from '../../platform/db/database.ts';
-import { type Database, LISTING_COLUMNS } from '../../platform/db/tables.ts';
+import { BUILDING_COLUMNS, type Database, LISTING_COLUMNS } from '../../platform/db/tables.ts';
 import { DemoMarketGenerator } from './market.ts';
 
 export interface LoadDemoOptions {
@@ -38,6 +38,33 @@ export interface LoadDemoResult {
 
 /** The `sync_state` scope that marks a store as holding the demo market. */
 export const DEMO_SCOPE = 'demo';
+
+/** What the demo scope records: how the stored market was generated. */
+export interface DemoRecord {
+  seed: number;
+  scale: number;
+  /** The instant the market was observed at (the simulator's start). */
+  generatedAt: string;
+}
+
+/** The stored demo market's generation record; null for a store without one. */
+export async function readDemoRecord(store: Store): Promise<DemoRecord | null> {
+  const row = await store.db
+    .selectFrom('sync_state')
+    .select('detail')
+    .where('scope', '=', DEMO_SCOPE)
+    .executeTakeFirst();
+  if (!row?.detail) return null;
+  const parsed = JSON.parse(row.detail) as Partial<DemoRecord>;
+  if (
+    typeof parsed.seed !== 'number' ||
+    typeof parsed.scale !== 'number' ||
+    typeof parsed.generatedAt !== 'string'
+  ) {
+    return null;
+  }
+  return { seed: parsed.seed, scale: parsed.scale, generatedAt: parsed.generatedAt };
+}
 /**
  * Scopes a load sets: the content scopes (the data version) and when each
  * dataset was confirmed with upstream (`refresh:`, what `meta.dataAge` reads).
@@ -125,41 +152,7 @@ class BatchWriter {
 }
 
 const COLUMNS = {
-  buildings: [
-    'id',
-    'slug',
-    'name',
-    'address_street',
-    'city',
-    'state',
-    'zip_code',
-    'area_id',
-    'building_type',
-    'year_built',
-    'year_renovated',
-    'floor_count',
-    'unit_count',
-    'latitude',
-    'longitude',
-    'bbl',
-    'bin',
-    'management_company',
-    'developer',
-    'architect',
-    'tax_abatement_status',
-    'tax_abatement_years_remaining',
-    'amenities_json',
-    'policies_json',
-    'nyc_data_json',
-    'additional_details_json',
-    'internet_providers_json',
-    'fiber_available',
-    'max_download_mbps',
-    'pets_allowed',
-    'refreshed_at',
-    'created_at',
-    'updated_at',
-  ],
+  buildings: BUILDING_COLUMNS,
   building_scores: [
     'building_id',
     'health_score',
