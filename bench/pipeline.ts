@@ -13,11 +13,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { buildApp, createContext } from '../src/app.ts';
 import { openConfiguredStore, prepareStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
+import { type DemoRecord, readDemoRecord } from '../src/demo/market/load.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
-import { SyncStateReader } from '../src/modules/sync/sync-state.ts';
+import { DataVersion } from '../src/modules/freshness/data-version.ts';
 import { HOUR_MS, ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
-import { type DemoRecord, readDemoRecord } from '../src/upstream/demo/load.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
 import { type BenchConfig, REPO_ROOT } from './config.ts';
 import type { TargetCheck } from './report.ts';
@@ -99,7 +99,7 @@ export async function runPipelineBench(
     if (!demo) throw new Error('the bench store holds no demo market');
     // Six simulated hours after the store's last refresh (each run moves on): some
     // listings changed, most did not — the mix a real refresh cycle sees.
-    const syncedTo = await new SyncStateReader(store.db, new ManualClock(0)).refreshedAt('search:rental');
+    const syncedTo = await new DataVersion(store.db, new ManualClock(0)).refreshedAt('search:rental');
     const at = new Date(Date.parse(syncedTo ?? demo.generatedAt) + 6 * HOUR_MS);
     log(`Starting the market simulator (scale ${demo.scale}) at ${at.toISOString()}…`);
     origin = await startOriginProcess(demo, at);
@@ -110,7 +110,7 @@ export async function runPipelineBench(
       store,
       clock,
       source,
-      syncState: new SyncStateReader(store.db, clock),
+      dataVersion: new DataVersion(store.db, clock),
       pageSize: 2000,
     });
     log(

@@ -1,12 +1,12 @@
 import type { Config } from './config.ts';
 import type { MarketSnapshotJob } from './jobs/market-snapshots.ts';
 import type { AreasService } from './modules/areas/areas.service.ts';
+import type { DataVersion } from './modules/freshness/data-version.ts';
+import type { RefreshPort } from './modules/freshness/refresh-port.ts';
 import type { SubscriptionProvider } from './modules/keys/subscriptions.ts';
 import type { MarketService } from './modules/market/market.service.ts';
 import type { MarketTrends } from './modules/market/trends.ts';
 import type { SearchService } from './modules/search/search.service.ts';
-import type { RefreshPort } from './modules/sync/refresh-port.ts';
-import type { SyncStateReader } from './modules/sync/sync-state.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
 import type { Limits } from './platform/limits/limits.ts';
@@ -18,7 +18,7 @@ export interface AppContext {
   readonly store: Store;
   readonly clock: Clock;
   readonly areaTree: AreaTree;
-  readonly syncState: SyncStateReader;
+  readonly dataVersion: DataVersion;
   readonly areas: AreasService;
   readonly search: SearchService;
   readonly market: MarketService;

@@ -19,6 +19,8 @@ import { AreasService } from './modules/areas/areas.service.ts';
 import { registerBuildingRoutes } from './modules/building/building.routes.ts';
 import { BUILDING_SCHEMAS } from './modules/building/building.schema.ts';
 import { eventWebhooks, ListingEventPayloadSchema } from './modules/events/event-catalogue.ts';
+import { DataVersion } from './modules/freshness/data-version.ts';
+import { noUpstream, type RefreshPort } from './modules/freshness/refresh-port.ts';
 import { registerHealthRoutes } from './modules/health/health.routes.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
@@ -32,8 +34,6 @@ import { PROPERTY_SCHEMAS } from './modules/property/property.schema.ts';
 import { registerSearchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
 import { SearchService } from './modules/search/search.service.ts';
-import { noUpstream, type RefreshPort } from './modules/sync/refresh-port.ts';
-import { SyncStateReader } from './modules/sync/sync-state.ts';
 import { registerUsageRoutes, UsageSchema } from './modules/usage/usage.routes.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
@@ -43,7 +43,7 @@ import { AreaTree } from './reference/areas.ts';
 export interface RefresherParts {
   store: Store;
   clock: Clock;
-  syncState: SyncStateReader;
+  dataVersion: DataVersion;
 }
 
 export interface ContextOptions {
@@ -54,7 +54,7 @@ export interface ContextOptions {
   limitsNamespace?: string;
   /**
    * The refresh pipeline; none (read-only store) when absent. A factory gets the
-   * context's sync-state reader, which the pipeline must share with the read
+   * context's data version, which the pipeline must share with the read
    * paths so its writes show at once on this node.
    */
   refresher?: RefreshPort | ((parts: RefresherParts) => RefreshPort);
@@ -69,11 +69,11 @@ export async function createContext({
   refresher = noUpstream,
 }: ContextOptions): Promise<AppContext> {
   const areaTree = new AreaTree(await listAreas(store.db));
-  const syncState = new SyncStateReader(store.db, clock);
+  const dataVersion = new DataVersion(store.db, clock);
   const search = new SearchService(store.db, store.dialect, areaTree, clock, config.searchIndex);
-  await search.prepareIndex(await syncState.version());
+  await search.prepareIndex(await dataVersion.version());
   const market = new MarketService(store.db, areaTree, clock);
-  await market.warm(await syncState.version());
+  await market.warm(await dataVersion.version());
   const subscriptions = new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix);
   const limits = createLimits({
     redisUrl: config.redisUrl,
@@ -85,7 +85,7 @@ export async function createContext({
     store,
     clock,
     areaTree,
-    syncState,
+    dataVersion,
     areas: new AreasService(areaTree, store.db, clock),
     search,
     market,
@@ -93,7 +93,7 @@ export async function createContext({
     marketSnapshots: new MarketSnapshotJob(store.db, areaTree, clock),
     subscriptions,
     limits,
-    refresher: typeof refresher === 'function' ? refresher({ store, clock, syncState }) : refresher,
+    refresher: typeof refresher === 'function' ? refresher({ store, clock, dataVersion }) : refresher,
   };
 }
 

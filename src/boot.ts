@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createContext } from './app.ts';
 import type { Config } from './config.ts';
+import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './demo/market/load.ts';
 import { Refresher } from './jobs/refresh/refresher.ts';
 import { RefreshScheduler } from './jobs/refresh/scheduler.ts';
 import { ScoresJob } from './jobs/scores.ts';
 import { openStore, type Store } from './platform/db/database.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
+import { createProgressReporter } from './platform/progress.ts';
 import { syncAreas } from './reference/areas-store.ts';
 import { openUpstream } from './upstream/configured-upstream.ts';
-import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './upstream/demo/load.ts';
-import { createProgressReporter } from './upstream/demo/progress.ts';
 
 export async function openConfiguredStore(config: Config): Promise<Store> {
   return openStore({
@@ -94,7 +94,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       ? new RefreshScheduler(refresher, ctx.clock, {
           speed: upstream?.speed ?? 1,
           log: app.log,
-          lastSearchRefresh: () => ctx.syncState.refreshedAt('search:rental'),
+          lastSearchRefresh: () => ctx.dataVersion.refreshedAt('search:rental'),
         })
       : null;
   const url = await app.listen({ host: config.host, port: config.port });

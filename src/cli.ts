@@ -1,16 +1,16 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { openConfiguredStore, prepareStore, seedDemoIfEmpty, startServer } from './boot.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { registerOriginCommand } from './demo/simulator/origin.cli.ts';
 import { PipelineCliError, registerPipelineCommands } from './jobs/refresh/pipeline.cli.ts';
 import { Refresher } from './jobs/refresh/refresher.ts';
+import { DataVersion } from './modules/freshness/data-version.ts';
 import { KeysCliError, registerKeysCommands } from './modules/keys/keys.cli.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
 import { registerOpenDataCommands } from './modules/opendata/opendata.cli.ts';
-import { SyncStateReader } from './modules/sync/sync-state.ts';
 import { systemClock } from './platform/clock.ts';
+import { createProgressReporter } from './platform/progress.ts';
 import { openUpstream } from './upstream/configured-upstream.ts';
-import { createProgressReporter } from './upstream/demo/progress.ts';
-import { registerOriginCommand } from './upstream/simulator/origin.cli.ts';
 import { packageVersion } from './version.ts';
 
 function intOption(value: string): number {
@@ -136,7 +136,7 @@ export function buildCli(): Command {
                 store,
                 clock,
                 source: upstream.source,
-                syncState: new SyncStateReader(store.db, clock),
+                dataVersion: new DataVersion(store.db, clock),
               })
             : null,
           close: async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoIfEmpty } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
+import { DEMO_LOADING_SCOPE, hasDemoMarket, loadDemoMarket } from '../src/demo/market/load.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
-import { DEMO_LOADING_SCOPE, hasDemoMarket, loadDemoMarket } from '../src/upstream/demo/load.ts';
 import { createTestStore } from './support/store.ts';
 
 let store: Store;

@@ -8,8 +8,8 @@ import {
   ViolationsResponse,
 } from '../src/modules/building/building.schema.ts';
 import { MAX_VIOLATIONS } from '../src/modules/building/building.service.ts';
+import { writeSyncState } from '../src/modules/freshness/data-version.ts';
 import { photoUrl } from '../src/modules/photos/photo-url.ts';
-import { writeSyncState } from '../src/modules/sync/sync-state.ts';
 import type { BuildingRow, NewHpdViolation } from '../src/platform/db/tables.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
@@ -44,7 +44,7 @@ let versionTick = 0;
 async function buildingsChanged(): Promise<void> {
   versionTick += 1;
   await writeSyncState(t.store.db, 'buildings', new Date(TEST_NOW.getTime() + versionTick).toISOString());
-  t.ctx.syncState.invalidate();
+  t.ctx.dataVersion.invalidate();
 }
 
 function building(where: (b: BuildingRow) => boolean, what: string): BuildingRow {
@@ -222,7 +222,7 @@ describe('GET /v1/building/{id}', () => {
       })
       .execute();
     try {
-      // A building write moves the `buildings` scope (the sync-state reader caches it for a second).
+      // A building write moves the `buildings` scope (the data version caches it for a second).
       await writeSyncState(t.store.db, 'buildings', new Date(t.clock.now().getTime() + 1000).toISOString());
       t.clock.advance(2000);
       const after = (await getAs<BuildingDetailResponse>('STARTER', path)).body.data.photos;

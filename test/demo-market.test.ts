@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoAreas, distanceMetres, GROUPING_AREA_IDS } from '../src/demo/market/geography.ts';
+import { hasDemoMarket, isStoreEmpty, loadDemoMarket } from '../src/demo/market/load.ts';
+import { type DemoMarket, marketAt } from '../src/demo/market/market.ts';
 import { DAY_MS } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import type { ListingRow, NewPriceEvent } from '../src/platform/db/tables.ts';
 import { readAreaRecords } from '../src/reference/areas.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
-import { demoAreas, distanceMetres, GROUPING_AREA_IDS } from '../src/upstream/demo/geography.ts';
-import { hasDemoMarket, isStoreEmpty, loadDemoMarket } from '../src/upstream/demo/load.ts';
-import { type DemoMarket, marketAt } from '../src/upstream/demo/market.ts';
 import { createTestStore } from './support/store.ts';
 
 const T = new Date('2026-11-01T15:00:00.000Z');

@@ -11,12 +11,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { latLngToCell } from 'h3-js';
+import { type DemoBuilding, generateBuildings, jitter } from '../src/demo/market/buildings.ts';
+import { loadDemoMarket } from '../src/demo/market/load.ts';
+import { Rng } from '../src/demo/market/random.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { parseCsv } from '../src/reference/csv.ts';
-import { type DemoBuilding, generateBuildings, jitter } from '../src/upstream/demo/buildings.ts';
-import { loadDemoMarket } from '../src/upstream/demo/load.ts';
-import { Rng } from '../src/upstream/demo/random.ts';
 import { createTestStore } from './support/store.ts';
 
 export const FIXTURE_SEED = 20261121;

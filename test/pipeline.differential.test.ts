@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDemoMarket } from '../src/demo/market/load.ts';
+import { type Origin, startOrigin } from '../src/demo/simulator/server.ts';
+import type { SimulatorEvent } from '../src/demo/simulator/simulator.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
 import { readEvents } from '../src/modules/events/event-log.ts';
-import { SyncStateReader } from '../src/modules/sync/sync-state.ts';
+import { DataVersion } from '../src/modules/freshness/data-version.ts';
 import { HOUR_MS, ManualClock, MINUTE_MS } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
-import { loadDemoMarket } from '../src/upstream/demo/load.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
-import { type Origin, startOrigin } from '../src/upstream/simulator/server.ts';
-import type { SimulatorEvent } from '../src/upstream/simulator/simulator.ts';
 import { createTestStore } from './support/store.ts';
 
 const SEED = 5;
@@ -72,7 +72,7 @@ async function world(options: { faultRate: number; retries: number }): Promise<W
     store,
     clock,
     source,
-    syncState: new SyncStateReader(store.db, clock),
+    dataVersion: new DataVersion(store.db, clock),
     pageSize: 200,
   });
   return { store, clock, origin, refresher };

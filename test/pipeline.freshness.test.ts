@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { marketAt } from '../src/demo/market/market.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
 import { HOUR_MS } from '../src/platform/clock.ts';
-import { marketAt } from '../src/upstream/demo/market.ts';
 import {
   type ListingPage,
   type ListingPageQuery,
@@ -278,7 +278,7 @@ describe('dataAge of a dataset is its last whole refresh', () => {
     const id = later.listings.find((l) => l.updated_at > TEST_NOW.toISOString())!.id;
     expect(await refresher.refreshListingNow(id)).toBe('refreshed');
     // The change itself moved the data version (caches see it) …
-    expect(await t.ctx.syncState.version()).not.toContain(`search:rental=${TEST_NOW.toISOString()}`);
+    expect(await t.ctx.dataVersion.version()).not.toContain(`search:rental=${TEST_NOW.toISOString()}`);
     // … but not the dataset's age.
     const body = (await (await t.get('/v1/search/rentals?areas=100')).json()) as {
       meta: { dataAge: string };

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
+import { writeSyncState } from '../src/modules/freshness/data-version.ts';
+import type { LiveOutcome, RefreshPort, RefreshTarget } from '../src/modules/freshness/refresh-port.ts';
 import { ListingDetailResponse } from '../src/modules/property/property.schema.ts';
-import type { LiveOutcome, RefreshPort, RefreshTarget } from '../src/modules/sync/refresh-port.ts';
-import { writeSyncState } from '../src/modules/sync/sync-state.ts';
 import { MINUTE_MS } from '../src/platform/clock.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
 import { type ListingSource, UpstreamError } from '../src/upstream/source.ts';
@@ -54,7 +54,7 @@ let versionTick = 0;
 async function dataChanged(): Promise<void> {
   versionTick += 1;
   await writeSyncState(t.store.db, 'detail', new Date(TEST_NOW.getTime() + versionTick).toISOString());
-  t.ctx.syncState.invalidate();
+  t.ctx.dataVersion.invalidate();
 }
 
 const refresher = new FakeRefresher();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
+import { writeSyncState } from '../src/modules/freshness/data-version.ts';
 import { photoUrl } from '../src/modules/photos/photo-url.ts';
 import {
   FeesResponse,
@@ -7,7 +8,6 @@ import {
   OpenHousesResponse,
   PriceHistoryResponse,
 } from '../src/modules/property/property.schema.ts';
-import { writeSyncState } from '../src/modules/sync/sync-state.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
@@ -51,7 +51,7 @@ let versionTick = 0;
 async function dataChanged(): Promise<void> {
   versionTick += 1;
   await writeSyncState(t.store.db, 'detail', new Date(TEST_NOW.getTime() + versionTick).toISOString());
-  t.ctx.syncState.invalidate();
+  t.ctx.dataVersion.invalidate();
 }
 
 async function detailRow(id: string) {

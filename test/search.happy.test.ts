@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeSyncState } from '../src/modules/freshness/data-version.ts';
 import type { ListingSummary } from '../src/modules/listings/listing.schema.ts';
 import { SearchResponse } from '../src/modules/search/search.schema.ts';
-import { writeSyncState } from '../src/modules/sync/sync-state.ts';
 import { createTestApp, getJson, TEST_NOW, type TestApp } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
 

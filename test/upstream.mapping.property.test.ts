@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { arrivalsOn, dayNumber, HISTORY_DAYS } from '../src/demo/market/lifecycle.ts';
+import { DemoMarketGenerator } from '../src/demo/market/market.ts';
+import { upstreamBuilding, upstreamListingFromBundle, withoutDetail } from '../src/demo/simulator/observe.ts';
 import { DAY_MS, HOUR_MS } from '../src/platform/clock.ts';
-import { arrivalsOn, dayNumber, HISTORY_DAYS } from '../src/upstream/demo/lifecycle.ts';
-import { DemoMarketGenerator } from '../src/upstream/demo/market.ts';
 import {
   decodeBuilding,
   decodeListing,
@@ -10,11 +11,6 @@ import {
   encodeListing,
 } from '../src/upstream/reso/mapping.ts';
 import { PROPERTY_SUMMARY_FIELDS } from '../src/upstream/reso/resources.ts';
-import {
-  upstreamBuilding,
-  upstreamListingFromBundle,
-  withoutDetail,
-} from '../src/upstream/simulator/observe.ts';
 import { UpstreamError } from '../src/upstream/source.ts';
 
 const SEED = 11;

@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Origin, startOrigin } from '../src/demo/simulator/server.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { backoffSchedule } from '../src/upstream/reso/http.ts';
 import { encodeListing } from '../src/upstream/reso/mapping.ts';
 import { ResoListingSource, type ResoSourceOptions } from '../src/upstream/reso/source.ts';
-import { type Origin, startOrigin } from '../src/upstream/simulator/server.ts';
 import { UpstreamError } from '../src/upstream/source.ts';
 
 const TOKEN = 'sk-test-4f9c2d1e-never-log-me';

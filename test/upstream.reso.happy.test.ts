@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Origin, startOrigin } from '../src/demo/simulator/server.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { PROPERTY_DETAIL_FIELDS, PROPERTY_SUMMARY_FIELDS } from '../src/upstream/reso/resources.ts';
 import { ResoListingSource, resoSourceFromConfig } from '../src/upstream/reso/source.ts';
-import { type Origin, startOrigin } from '../src/upstream/simulator/server.ts';
 
 const T0 = new Date('2026-05-01T12:00:00.000Z');
 let origin: Origin;

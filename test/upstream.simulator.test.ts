@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { arrivalsOn, dayNumber } from '../src/demo/market/lifecycle.ts';
+import { DemoMarketGenerator, marketAt } from '../src/demo/market/market.ts';
+import { ScaledClock } from '../src/demo/simulator/clock.ts';
+import { upstreamListingFromBundle, withoutDetail } from '../src/demo/simulator/observe.ts';
+import { type Origin, startOrigin } from '../src/demo/simulator/server.ts';
+import type { MarketSimulator } from '../src/demo/simulator/simulator.ts';
 import { DAY_MS, HOUR_MS, ManualClock } from '../src/platform/clock.ts';
-import { arrivalsOn, dayNumber } from '../src/upstream/demo/lifecycle.ts';
-import { DemoMarketGenerator, marketAt } from '../src/upstream/demo/market.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
-import { ScaledClock } from '../src/upstream/simulator/clock.ts';
-import { upstreamListingFromBundle, withoutDetail } from '../src/upstream/simulator/observe.ts';
-import { type Origin, startOrigin } from '../src/upstream/simulator/server.ts';
-import type { MarketSimulator } from '../src/upstream/simulator/simulator.ts';
 import type { UpstreamListing } from '../src/upstream/source.ts';
 
 const SEED = 5;

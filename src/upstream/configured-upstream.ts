@@ -8,12 +8,12 @@
  * - else: no upstream (a store loaded from files is served as it is).
  */
 import type { Config } from '../config.ts';
+import { readDemoRecord } from '../demo/market/load.ts';
+import { ScaledClock } from '../demo/simulator/clock.ts';
+import { type Origin, startOrigin } from '../demo/simulator/server.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import type { Store } from '../platform/db/database.ts';
-import { readDemoRecord } from './demo/load.ts';
 import { resoSourceFromConfig } from './reso/source.ts';
-import { ScaledClock } from './simulator/clock.ts';
-import { type Origin, startOrigin } from './simulator/server.ts';
 import {
   type CallOptions,
   type ListingPage,

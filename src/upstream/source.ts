@@ -4,7 +4,7 @@
  * The refresh pipeline (src/jobs/refresh/) talks only to this interface. The
  * production implementation is the RESO Web API source (src/upstream/reso/),
  * which an operator points at a licensed feed and which the demo points at the
- * market simulator (`stoop origin`, src/upstream/simulator/) over HTTP, so the
+ * market simulator (`stoop origin`, src/demo/simulator/) over HTTP, so the
  * real adapter is exercised end to end.
  *
  * Records are already in Stoop's own model (the row shapes of

@@ -3,11 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, createContext, type RefresherParts } from '../../src/app.ts';
 import type { AppContext } from '../../src/app-context.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
-import type { RefreshPort } from '../../src/modules/sync/refresh-port.ts';
+import { loadDemoMarket } from '../../src/demo/market/load.ts';
+import type { RefreshPort } from '../../src/modules/freshness/refresh-port.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
-import { loadDemoMarket } from '../../src/upstream/demo/load.ts';
 import { dropRedisNamespace } from './server-process.ts';
 import { createTestStore, TEST_DIALECT } from './store.ts';
 
@@ -39,7 +39,7 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /**
    * The refresh pipeline as read paths see it (default: none, a read-only store);
-   * a factory receives the app's store, clock and sync-state reader.
+   * a factory receives the app's store, clock and data version.
    */
   refresher?: RefreshPort | ((parts: RefresherParts) => RefreshPort);
 }

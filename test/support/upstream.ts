@@ -1,4 +1,4 @@
-import type { ListingBundle } from '../../src/upstream/demo/market.ts';
+import type { ListingBundle } from '../../src/demo/market/market.ts';
 import type { UpstreamListing } from '../../src/upstream/source.ts';
 
 /**

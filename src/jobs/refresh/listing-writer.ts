@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { rank } from '../../demo/market/market.ts';
 import { appendEvents, type ListingEventInput, lockEventLog } from '../../modules/events/event-log.ts';
 import { chunks } from '../../platform/db/batches.ts';
 import type { Store } from '../../platform/db/database.ts';
@@ -25,7 +26,6 @@ import {
   type NewPhoto,
   type NewPriceEvent,
 } from '../../platform/db/tables.ts';
-import { rank } from '../../upstream/demo/market.ts';
 import type { UpstreamListing } from '../../upstream/source.ts';
 import { diffListing, type StoredListing } from './listing-diff.ts';
 

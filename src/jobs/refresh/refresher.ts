@@ -17,18 +17,18 @@
  */
 import type { Logger } from 'pino';
 import { knownBuildingIds } from '../../modules/building/building.repository.ts';
+import {
+  type ContentScope,
+  type DataVersion,
+  markScopeChanged,
+  writeSyncState,
+} from '../../modules/freshness/data-version.ts';
 import type {
   LiveOutcome,
   RefreshPort,
   RefreshStatus,
   RefreshTarget,
-} from '../../modules/sync/refresh-port.ts';
-import {
-  type ContentScope,
-  markScopeChanged,
-  type SyncStateReader,
-  writeSyncState,
-} from '../../modules/sync/sync-state.ts';
+} from '../../modules/freshness/refresh-port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Store } from '../../platform/db/database.ts';
 import type { NewBuilding, NewPhoto } from '../../platform/db/tables.ts';
@@ -47,7 +47,7 @@ export interface RefresherOptions {
   store: Store;
   source: ListingSource;
   clock: Clock;
-  syncState: SyncStateReader;
+  dataVersion: DataVersion;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Listings per replication page. */
   pageSize?: number;
@@ -90,7 +90,7 @@ export class Refresher implements RefreshPort {
   private readonly store: Store;
   private readonly source: ListingSource;
   private readonly clock: Clock;
-  private readonly syncState: SyncStateReader;
+  private readonly dataVersion: DataVersion;
   private log: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly writer: ListingWriter;
   private readonly pageSize: number;
@@ -116,7 +116,7 @@ export class Refresher implements RefreshPort {
     this.store = options.store;
     this.source = options.source;
     this.clock = options.clock;
-    this.syncState = options.syncState;
+    this.dataVersion = options.dataVersion;
     this.log = options.log ?? quietLog;
     this.writer = new ListingWriter(options.store);
     this.pageSize = options.pageSize ?? 500;
@@ -341,7 +341,7 @@ export class Refresher implements RefreshPort {
       if (latest !== null && latest !== since) await this.setHighWaterMark(BUILDINGS_HIGH_WATER_MARK, latest);
       if (result.created + result.updated > 0) await this.markChanged(['buildings']);
       await writeSyncState(this.store.db, 'refresh:buildings', now);
-      this.syncState.invalidate();
+      this.dataVersion.invalidate();
       result.ms = Math.round(performance.now() - started);
       return result;
     });
@@ -452,7 +452,7 @@ export class Refresher implements RefreshPort {
     const now = this.clock.now();
     await writeSyncState(this.store.db, 'refresh:search:rental', now.toISOString());
     await writeSyncState(this.store.db, 'refresh:search:sale', now.toISOString());
-    this.syncState.invalidate();
+    this.dataVersion.invalidate();
     this.lastSearchRefreshAt = now.getTime();
     this.log.info(
       {
@@ -478,7 +478,7 @@ export class Refresher implements RefreshPort {
     if (scopes.length === 0) return;
     const now = this.clock.now();
     for (const scope of scopes) await markScopeChanged(this.store.db, scope, now);
-    this.syncState.invalidate();
+    this.dataVersion.invalidate();
   }
 
   /** Fetches buildings that listings refer to but the store does not have yet. */

@@ -34,13 +34,13 @@ export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void 
         ...query,
         include,
         ...page,
-        dataVersion: await ctx.syncState.version(),
+        dataVersion: await ctx.dataVersion.version(),
       });
       assertPageInRange(page, result.total);
       const freshness = describeFreshness({
         tier: request.caller.tier,
         kind: 'search',
-        refreshedAt: await ctx.syncState.refreshedAt('areas'),
+        refreshedAt: await ctx.dataVersion.refreshedAt('areas'),
         now: ctx.clock.now(),
       });
       return {

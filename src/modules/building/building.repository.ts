@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { ListingStatus, ListingType } from '../../domain/listing.ts';
 import { chunks } from '../../platform/db/batches.ts';
+import { keyedLookup } from '../../platform/db/keyed-lookup.ts';
 import {
   BUILDING_COLUMNS,
   type BuildingRow,
@@ -9,7 +10,6 @@ import {
   type ListingRow,
 } from '../../platform/db/tables.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
-import { keyedLookup } from '../property/keyed-lookup.ts';
 import type { PhotoRow } from '../property/property.repository.ts';
 
 /** Columns the detail does not serve: search denormalizations and row bookkeeping. */

@@ -52,8 +52,8 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
       sendServedJson(
         reply,
         await service.detail(request.params.id, request.caller.tier, {
-          data: await ctx.syncState.version(),
-          photos: (await ctx.syncState.changedAt('buildings')) ?? 'never',
+          data: await ctx.dataVersion.version(),
+          photos: (await ctx.dataVersion.changedAt('buildings')) ?? 'never',
         }),
       ),
   );

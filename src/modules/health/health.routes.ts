@@ -94,9 +94,9 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
       const [searchRentals, searchSales, buildings] =
         dbStatus === 'ok'
           ? await Promise.all([
-              ctx.syncState.refreshedAt('search:rental'),
-              ctx.syncState.refreshedAt('search:sale'),
-              ctx.syncState.refreshedAt('buildings'),
+              ctx.dataVersion.refreshedAt('search:rental'),
+              ctx.dataVersion.refreshedAt('search:sale'),
+              ctx.dataVersion.refreshedAt('buildings'),
             ])
           : [null, null, null];
       const latestEventSequence = dbStatus === 'ok' ? await latestSequence(ctx.store.db) : null;

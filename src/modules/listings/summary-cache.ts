@@ -8,7 +8,7 @@
  * Validity contract: an entry is reused only while
  * - the data version is unchanged: every writer of listings, buildings or
  *   scores bumps a `sync_state` scope, and the version is derived from those
- *   scopes (so a change shows within the sync-state cache's one second), and
+ *   scopes (so a change shows within the data version cache's one second), and
  * - its time-dependent fields (days on market) have not rolled over.
  */
 export interface CachedSummary {

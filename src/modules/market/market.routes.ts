@@ -91,7 +91,7 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
         const q = request.query as SnapshotQuery;
         const data = await ctx.market.snapshot(
           { listingType, areaId: q.areaId, bedrooms: q.bedrooms, buildingType: q.buildingType },
-          await ctx.syncState.version(),
+          await ctx.dataVersion.version(),
         );
         return { data, meta: marketMeta(ctx, request, data.computedAt, known) };
       },
@@ -117,7 +117,7 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
       const listingType: ListingType = q.listingType === 'sales' ? 'sale' : 'rental';
       const ids = compareAreas(q.areas);
       for (const id of ids) ctx.market.assertArea(id, 'areas');
-      const version = await ctx.syncState.version();
+      const version = await ctx.dataVersion.version();
       const data: MarketSnapshot[] = [];
       for (const areaId of ids) {
         data.push(

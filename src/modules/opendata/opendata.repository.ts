@@ -6,7 +6,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, OpenDataImportsTable } from '../../platform/db/tables.ts';
-import { markScopeChanged } from '../sync/sync-state.ts';
+import { markScopeChanged } from '../freshness/data-version.ts';
 import type { DatasetName } from './datasets.ts';
 import type { CellRange, GridPoint } from './geo.ts';
 

@@ -17,8 +17,8 @@ export interface PhotoRecord {
   readonly width: number;
   readonly height: number;
   readonly caption: string | null;
-  /** Seed the demo source draws the image from; meaningless to other sources. */
-  readonly renderSeed: number;
+  /** Seed the demo source draws the image from (null: derive it from the key); meaningless to other sources. */
+  readonly renderSeed: number | null;
 }
 
 export interface PhotoSource {

@@ -1,6 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, PhotosTable } from '../../platform/db/tables.ts';
-import { renderSeedForKey } from '../../upstream/demo/market.ts';
 import type { PhotoRecord } from './photo-source.ts';
 
 export function toPhotoRecord(row: Selectable<PhotosTable>): PhotoRecord {
@@ -39,6 +38,6 @@ export async function findPhoto(db: Kysely<Database>, key: string): Promise<Phot
     position: -1,
     ...FLOOR_PLAN_SIZE,
     caption: 'Floor plan',
-    renderSeed: renderSeedForKey(key),
+    renderSeed: null,
   };
 }

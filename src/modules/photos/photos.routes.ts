@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.ts';
+import { DemoPhotoSource } from '../../demo/photo-source.ts';
 import { PUBLIC_ROUTE, UNMETERED_ROUTE } from '../../http/access.ts';
 import { ApiError } from '../../http/errors.ts';
-import { DemoPhotoSource } from './demo-photo-source.ts';
 import type { PhotoSource } from './photo-source.ts';
 import { DEFAULT_PHOTO_SIZE, PHOTO_KEY_PATTERN, PHOTO_SIZES, type PhotoSize } from './photo-url.ts';
 import {

@@ -1,7 +1,7 @@
 import { describeFreshness, type Freshness } from '../../domain/freshness.ts';
 import type { Tier } from '../../domain/tiers.ts';
-import { freshnessWithRefresh } from '../sync/freshness-policy.ts';
-import type { LiveOutcome, RefreshPort, RefreshTarget } from '../sync/refresh-port.ts';
+import { freshnessWithRefresh } from '../freshness/freshness-policy.ts';
+import type { LiveOutcome, RefreshPort, RefreshTarget } from '../freshness/refresh-port.ts';
 
 /** Tiers whose `GET /property/{id}` reads are fetched live from upstream (SPEC "Data freshness rules" 4). */
 const LIVE_TIERS: ReadonlySet<Tier> = new Set(['BUSINESS', 'INTERNAL']);

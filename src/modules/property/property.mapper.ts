@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { fitStoredArray, fitStoredRecord } from '../../platform/db/stored-json.ts';
 import type { FeeRow, OpenHouseRow, PriceEventRow } from '../../platform/db/tables.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
 import { photoUrl } from '../photos/photo-url.ts';
@@ -16,7 +17,6 @@ import {
   SaleDetailsSchema,
   UnitFeaturesSchema,
 } from './property.schema.ts';
-import { fitStoredArray, fitStoredRecord } from './stored-json.ts';
 
 const AmenityName = Type.String({ minLength: 1 });
 

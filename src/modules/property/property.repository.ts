@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { keyedLookup } from '../../platform/db/keyed-lookup.ts';
 import type {
   BuildingScoresRow,
   Database,
@@ -9,7 +10,6 @@ import type {
   PriceEventRow,
 } from '../../platform/db/tables.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
-import { keyedLookup } from './keyed-lookup.ts';
 
 /** Listing columns the detail needs beyond the summary's. */
 const DETAIL_LISTING_COLUMNS = [

@@ -62,7 +62,7 @@ export function registerPropertyRoutes(app: FastifyInstance, ctx: AppContext): v
     ctx.clock,
     new DetailFreshness(ctx.refresher, ctx.config.upstream.liveTimeoutMs),
     { photoBaseUrl: ctx.config.photoBaseUrl, publicUrl: ctx.config.publicUrl },
-    () => ctx.syncState.version(),
+    () => ctx.dataVersion.version(),
   );
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Listings'];

@@ -5,8 +5,8 @@ import { ApiError } from '../../http/errors.ts';
 import { type Clock, DAY_MS } from '../../platform/clock.ts';
 import type { Database, ListingRow } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import type { LiveOutcome } from '../freshness/refresh-port.ts';
 import { type CachedSummary, SummaryCache } from '../listings/summary-cache.ts';
-import type { LiveOutcome } from '../sync/refresh-port.ts';
 import type { DetailFreshness } from './detail-freshness.ts';
 import { type DetailLinks, toFee, toListingDetail, toOpenHouse, toPriceEvents } from './property.mapper.ts';
 import {
@@ -88,7 +88,7 @@ export class PropertyService {
     private readonly clock: Clock,
     private readonly freshness: DetailFreshness,
     private readonly links: DetailLinks,
-    /** The current data version (see `SyncStateReader.version`). */
+    /** The current data version (see `DataVersion.version`). */
     private readonly dataVersion: () => Promise<string>,
     private readonly cache = new SummaryCache(DETAIL_CACHE_ENTRIES),
   ) {}

@@ -11,7 +11,7 @@ import {
   sendJsonText,
 } from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
-import { freshnessWithRefresh } from '../sync/freshness-policy.ts';
+import { freshnessWithRefresh } from '../freshness/freshness-policy.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
 import type { SearchQuery } from './search.service.ts';
 
@@ -59,13 +59,13 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
           criteria,
           page.page,
           page.perPage,
-          await ctx.syncState.version(),
+          await ctx.dataVersion.version(),
         );
         assertPageInRange(page, result.total);
         const freshness = freshnessWithRefresh(ctx.refresher, {
           tier: request.caller.tier,
           kind: 'search',
-          refreshedAt: await ctx.syncState.refreshedAt(
+          refreshedAt: await ctx.dataVersion.refreshedAt(
             listingType === 'rental' ? 'search:rental' : 'search:sale',
           ),
           now: criteria.now,

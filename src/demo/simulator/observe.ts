@@ -5,9 +5,10 @@
  * is the listing's arrival and `modifiedAt` is given by the caller (the
  * simulator's ModificationTimestamp).
  */
-import type { DemoBuilding } from '../demo/buildings.ts';
-import type { ListingBundle } from '../demo/market.ts';
-import type { UpstreamBuilding, UpstreamListing } from '../source.ts';
+
+import type { UpstreamBuilding, UpstreamListing } from '../../upstream/source.ts';
+import type { DemoBuilding } from '../market/buildings.ts';
+import type { ListingBundle } from '../market/market.ts';
 
 export function upstreamListingFromBundle(bundle: ListingBundle, modifiedAt: number): UpstreamListing {
   const {

@@ -35,7 +35,8 @@
  */
 import { type Clock, DAY_MS } from '../../platform/clock.ts';
 import type { ListingEventType, ListingRow } from '../../platform/db/tables.ts';
-import { arrivalsOn, dayNumber, HISTORY_DAYS, type ListingKind } from '../demo/lifecycle.ts';
+import type { UpstreamBuilding, UpstreamListing } from '../../upstream/source.ts';
+import { arrivalsOn, dayNumber, HISTORY_DAYS, type ListingKind } from '../market/lifecycle.ts';
 import {
   DemoMarketGenerator,
   detailKeptAt,
@@ -44,8 +45,7 @@ import {
   lifecycleStateAt,
   OPEN_HOUSE_LOOKAHEAD_DAYS,
   openHouseVisibleAt,
-} from '../demo/market.ts';
-import type { UpstreamBuilding, UpstreamListing } from '../source.ts';
+} from '../market/market.ts';
 import { upstreamBuilding, upstreamListingFromBundle, withoutDetail } from './observe.ts';
 
 const HISTORY_MS = HISTORY_DAYS * DAY_MS;

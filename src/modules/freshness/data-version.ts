@@ -67,7 +67,7 @@ interface Snapshot {
   version: string;
 }
 
-export class SyncStateReader {
+export class DataVersion {
   private cached: Snapshot | null = null;
   private pending: Promise<Map<string, string>> | null = null;
 

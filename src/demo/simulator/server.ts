@@ -25,15 +25,20 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../../platform/clock.ts';
-import { Rng } from '../demo/random.ts';
-import { encodeBuilding, encodeListing, encodeListingSummary, PROPERTY_TYPES } from '../reso/mapping.ts';
+import {
+  encodeBuilding,
+  encodeListing,
+  encodeListingSummary,
+  PROPERTY_TYPES,
+} from '../../upstream/reso/mapping.ts';
 import {
   PROPERTY_EXPANSIONS,
   type ResoBuilding,
   ResoBuildingSchema,
   ResoPropertyDetailSchema,
   ResoPropertySummarySchema,
-} from '../reso/resources.ts';
+} from '../../upstream/reso/resources.ts';
+import { Rng } from '../market/random.ts';
 import { ScaledClock } from './clock.ts';
 import {
   evaluate,

@@ -1,5 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely';
-import type { Database } from '../../platform/db/tables.ts';
+import type { Database } from './tables.ts';
 
 /**
  * A query with a single bound parameter (an id), built and compiled once per

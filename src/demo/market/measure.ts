@@ -1,6 +1,6 @@
 /**
  * Measures a full demo-market load into a fresh SQLite file:
- *   npx tsx src/upstream/demo/measure.ts [scale] [seed]
+ *   npx tsx src/demo/market/measure.ts [scale] [seed]
  * Prints row counts, seconds and the database size, then deletes the file.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../platform/db/database.ts';
 import { migrateToLatest } from '../../platform/db/migrate.ts';
+import { createProgressReporter } from '../../platform/progress.ts';
 import { syncAreas } from '../../reference/areas-store.ts';
 import { loadDemoMarket } from './load.ts';
-import { createProgressReporter } from './progress.ts';
 
 const scale = Number(process.argv[2] ?? 1);
 const seed = Number(process.argv[3] ?? 1);

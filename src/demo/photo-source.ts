@@ -1,5 +1,6 @@
-import { Rng } from '../../upstream/demo/random.ts';
-import type { PhotoRecord, PhotoSource } from './photo-source.ts';
+import type { PhotoRecord, PhotoSource } from '../modules/photos/photo-source.ts';
+import { renderSeedForKey } from './market/market.ts';
+import { Rng } from './market/random.ts';
 
 /**
  * The demo market's photos: an SVG scene drawn from the photo's `render_seed`
@@ -54,7 +55,7 @@ function sceneOf(photo: PhotoRecord, rng: Rng): Scene {
 
 /** The SVG document of a demo photo; exported for tests and for operators previewing the drawing. */
 export function demoPhotoSvg(photo: PhotoRecord): string {
-  const rng = new Rng('demo-photo', photo.renderSeed);
+  const rng = new Rng('demo-photo', photo.renderSeed ?? renderSeedForKey(photo.key));
   const canvas = new Canvas(photo.width, photo.height);
   const scene = sceneOf(photo, rng);
   if (scene === 'facade') drawFacade(canvas, rng);
