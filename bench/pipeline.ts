@@ -10,7 +10,7 @@
  *    key against a live app start exactly one upstream refresh.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { buildApp, createContext } from '../src/app.ts';
+import { buildApp, compose } from '../src/app.ts';
 import { openConfiguredStore, prepareStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import { type DemoRecord, readDemoRecord } from '../src/demo/market/load.ts';
@@ -158,7 +158,7 @@ async function singleFlightBench(
   };
   const source = new ResoListingSource({ url: originUrl, timeoutMs: 60_000, fetch: countingFetch });
   let refresher: Refresher | undefined;
-  const ctx = await createContext({
+  const composition = await compose({
     config: appConfig,
     store,
     clock,
@@ -168,10 +168,12 @@ async function singleFlightBench(
       return refresher;
     },
   });
-  const app = await buildApp(ctx, { logger: false });
+  const app = await buildApp(composition.services, { logger: false });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
-    const key = (await ctx.subscriptions.issue({ accountId: 'stoop-bench', tier: 'BUSINESS' })).key;
+    const key = (
+      await composition.services.subscriptions.issue({ accountId: 'stoop-bench', tier: 'BUSINESS' })
+    ).key;
     const reads = await Promise.all(
       Array.from({ length: 100 }, async () => {
         const response = await fetch(`${url}/v1/search/rentals?areas=100,300&perPage=20`, {
@@ -189,6 +191,7 @@ async function singleFlightBench(
     };
   } finally {
     await app.close();
+    await composition.close();
   }
 }
 

@@ -1,100 +1,250 @@
-import { randomUUID } from 'node:crypto';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+/**
+ * The composition root: the one place that builds every service, the
+ * background jobs and the HTTP application, and decides which implementation
+ * of each port a process uses. Everything else receives what it needs.
+ *
+ *   config ─┐
+ *   store ──┼─► compose() ─► Services (read services, keys, limits, refresher, health)
+ *   clock ──┘              └► Jobs (refresh cycles, market snapshots, building scores)
+ *   Services ─► buildApp() ─► Fastify: framework setup (http/server.ts) + route plugins under /v1
+ */
 import type { TSchema } from '@sinclair/typebox';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
-import type { AppContext } from './app-context.ts';
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
+import { type Logger, pino } from 'pino';
 import type { Config } from './config.ts';
-import { installAccessControl } from './http/access.ts';
-import { installErrorHandling, rejectNonFiniteQueryNumbers } from './http/error-handler.ts';
-import { ApiError, errorBody } from './http/errors.ts';
+import { DemoPhotoSource } from './demo/photo-source.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
+import { createHttpServer, type HttpApp, loggerOptions } from './http/server.ts';
+import { createJobs, type Jobs } from './jobs/jobs.ts';
 import { MarketSnapshotJob } from './jobs/market-snapshots.ts';
-import { registerAdminRoutes } from './modules/admin/admin.routes.ts';
+import { Refresher } from './jobs/refresh/refresher.ts';
+import { ScoresJob } from './jobs/scores.ts';
+import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { ADMIN_SCHEMAS } from './modules/admin/admin.schema.ts';
 import { listAreas } from './modules/areas/areas.repository.ts';
-import { registerAreaRoutes } from './modules/areas/areas.routes.ts';
+import { areaRoutes } from './modules/areas/areas.routes.ts';
 import { AreaRefSchema, AreaSchema } from './modules/areas/areas.schema.ts';
 import { AreasService } from './modules/areas/areas.service.ts';
-import { registerBuildingRoutes } from './modules/building/building.routes.ts';
+import { buildingRoutes } from './modules/building/building.routes.ts';
 import { BUILDING_SCHEMAS } from './modules/building/building.schema.ts';
-import { eventWebhooks, ListingEventPayloadSchema } from './modules/events/event-catalogue.ts';
+import { BuildingService } from './modules/building/building.service.ts';
+import { ListingEventPayloadSchema } from './modules/events/event-catalogue.ts';
 import { DataVersion } from './modules/freshness/data-version.ts';
+import { FreshnessPolicy } from './modules/freshness/freshness-policy.ts';
 import { noUpstream, type RefreshPort } from './modules/freshness/refresh-port.ts';
-import { registerHealthRoutes } from './modules/health/health.routes.ts';
+import { healthRoutes } from './modules/health/health.routes.ts';
+import { HealthService } from './modules/health/health.service.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
-import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
-import { registerMarketRoutes, registerMarketTrendRoutes } from './modules/market/market.routes.ts';
+import { LocalSubscriptionProvider, type SubscriptionProvider } from './modules/keys/subscriptions.ts';
+import { marketRoutes } from './modules/market/market.routes.ts';
 import { MARKET_SCHEMAS } from './modules/market/market.schema.ts';
 import { MarketService } from './modules/market/market.service.ts';
 import { MarketTrends } from './modules/market/trends.ts';
-import { registerPhotoRoutes } from './modules/photos/photos.routes.ts';
-import { registerPropertyRoutes } from './modules/property/property.routes.ts';
+import type { PhotoSource } from './modules/photos/photo-source.ts';
+import { photoApiRoutes, photoFileRoutes } from './modules/photos/photos.routes.ts';
+import { ListingPhotoSchema } from './modules/photos/photos.schema.ts';
+import { PhotoService } from './modules/photos/photos.service.ts';
+import { propertyRoutes } from './modules/property/property.routes.ts';
 import { PROPERTY_SCHEMAS } from './modules/property/property.schema.ts';
-import { registerSearchRoutes } from './modules/search/search.routes.ts';
+import { PropertyService } from './modules/property/property.service.ts';
+import { searchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
 import { SearchService } from './modules/search/search.service.ts';
-import { registerUsageRoutes, UsageSchema } from './modules/usage/usage.routes.ts';
+import { usageRoutes } from './modules/usage/usage.routes.ts';
+import { UsageSchema } from './modules/usage/usage.schema.ts';
+import { UsageService } from './modules/usage/usage.service.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
-import { createLimits } from './platform/limits/limits.ts';
+import { createLimits, type Limits } from './platform/limits/limits.ts';
 import { AreaTree } from './reference/areas.ts';
+import type { ListingSource } from './upstream/source.ts';
 
+/** What a refresh pipeline built by a caller (tests) shares with the read paths. */
 export interface RefresherParts {
   store: Store;
   clock: Clock;
+  /** Shared with the read paths, so the pipeline's writes show at once on this node. */
   dataVersion: DataVersion;
 }
 
-export interface ContextOptions {
+/** Where listing changes come from: an operator's RESO feed or the demo's simulator. */
+export interface UpstreamPort {
+  source: ListingSource;
+  kind: 'reso' | 'simulator';
+  /** Clock milliseconds per real millisecond (the demo's SIM_SPEED); scales job intervals. */
+  speed: number;
+}
+
+export interface ComposeOptions {
   config: Config;
+  /** An open, migrated store. */
   store: Store;
+  /** The service clock: the simulated market clock in the live demo, the wall clock otherwise. */
   clock?: Clock;
   /** Prefix of this deployment's keys in Redis (tests isolate runs with their own). */
   limitsNamespace?: string;
+  /** The upstream the refresh pipeline replicates from; none: a read-only store. */
+  upstream?: UpstreamPort;
   /**
-   * The refresh pipeline; none (read-only store) when absent. A factory gets the
-   * context's data version, which the pipeline must share with the read
-   * paths so its writes show at once on this node.
+   * A refresh pipeline built by the caller instead (tests: a fake port, or a
+   * real pipeline over a test source); takes precedence over `upstream`.
    */
   refresher?: RefreshPort | ((parts: RefresherParts) => RefreshPort);
+  /** Where photo originals come from; the demo's drawn photos when not given. */
+  photoSource?: PhotoSource;
+  /** The process logger; one is made from the configuration when not given. */
+  log?: Logger;
 }
 
-/** Wires services over an open, migrated store. Reads the area tree once. */
-export async function createContext({
-  config,
-  store,
-  clock = systemClock,
-  limitsNamespace = config.redisPrefix,
-  refresher = noUpstream,
-}: ContextOptions): Promise<AppContext> {
+/** Every service, built once. Route plugins receive only the ones they use. */
+export interface Services {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly areaTree: AreaTree;
+  readonly dataVersion: DataVersion;
+  readonly freshness: FreshnessPolicy;
+  readonly areas: AreasService;
+  readonly search: SearchService;
+  readonly property: PropertyService;
+  readonly building: BuildingService;
+  readonly market: MarketService;
+  readonly marketTrends: MarketTrends;
+  /** The daily market snapshot work (scheduled by `Jobs`, run directly by tests). */
+  readonly marketSnapshots: MarketSnapshotJob;
+  readonly photos: PhotoService;
+  readonly subscriptions: SubscriptionProvider;
+  readonly limits: Limits;
+  readonly usage: UsageService;
+  /** The refresh pipeline as read paths see it (background and live refreshes). */
+  readonly refresher: RefreshPort;
+  readonly health: HealthService;
+}
+
+export interface Composition {
+  readonly services: Services;
+  /** Every background job; started by the server once it listens, never by tests unless they ask. */
+  readonly jobs: Jobs;
+  /** Stops the jobs, waits for background refreshes and closes the limits backend (not the store). */
+  close(): Promise<void>;
+}
+
+/** The refresh pipeline over an upstream: the server's, and the one `stoop refresh` runs. */
+export function createRefresher(
+  parts: RefresherParts,
+  upstream: Pick<UpstreamPort, 'source' | 'kind'>,
+  log?: Logger,
+): Refresher {
+  return new Refresher({
+    ...parts,
+    source: upstream.source,
+    upstreamKind: upstream.kind,
+    ...(log ? { log } : {}),
+  });
+}
+
+/** Builds every service and job over an open, migrated store. Reads the area tree once. */
+export async function compose(options: ComposeOptions): Promise<Composition> {
+  const { config, store } = options;
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? pino(processLoggerOptions(config));
   const areaTree = new AreaTree(await listAreas(store.db));
   const dataVersion = new DataVersion(store.db, clock);
-  const search = new SearchService(store.db, store.dialect, areaTree, clock, config.searchIndex);
-  await search.prepareIndex(await dataVersion.version());
-  const market = new MarketService(store.db, areaTree, clock);
-  await market.warm(await dataVersion.version());
-  const subscriptions = new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix);
+
+  let pipeline: Refresher | undefined;
+  let refresher: RefreshPort = noUpstream;
+  if (options.refresher) {
+    refresher =
+      typeof options.refresher === 'function'
+        ? options.refresher({ store, clock, dataVersion })
+        : options.refresher;
+  } else if (options.upstream) {
+    pipeline = createRefresher({ store, clock, dataVersion }, options.upstream, log);
+    refresher = pipeline;
+  }
+
+  const freshness = new FreshnessPolicy(refresher, dataVersion, clock, config.upstream.liveTimeoutMs);
+  const search = new SearchService(
+    store.db,
+    store.dialect,
+    areaTree,
+    clock,
+    dataVersion,
+    freshness,
+    config.searchIndex,
+  );
+  await search.warm();
+  const market = new MarketService(store.db, areaTree, clock, dataVersion, freshness);
+  await market.warm();
   const limits = createLimits({
     redisUrl: config.redisUrl,
-    namespace: limitsNamespace,
+    namespace: options.limitsNamespace ?? config.redisPrefix,
     db: store.db,
   });
-  return {
+  const marketSnapshots = new MarketSnapshotJob(store.db, areaTree, clock);
+  const services: Services = {
     config,
-    store,
     clock,
+    log,
     areaTree,
     dataVersion,
-    areas: new AreasService(areaTree, store.db, clock),
+    freshness,
+    areas: new AreasService(areaTree, store.db, clock, dataVersion, freshness),
     search,
+    property: new PropertyService(store.db, areaTree, clock, freshness, dataVersion, {
+      photoBaseUrl: config.photoBaseUrl,
+      publicUrl: config.publicUrl,
+    }),
+    building: new BuildingService(store.db, areaTree, clock, freshness, dataVersion, config.photoBaseUrl),
     market,
-    marketTrends: new MarketTrends(store.db, areaTree, clock),
-    marketSnapshots: new MarketSnapshotJob(store.db, areaTree, clock),
-    subscriptions,
+    marketTrends: new MarketTrends(store.db, areaTree, clock, freshness),
+    marketSnapshots,
+    photos: new PhotoService({
+      db: store.db,
+      source: options.photoSource ?? new DemoPhotoSource(),
+      cacheDir: config.photoCacheDir,
+      onCacheError: (error, operation, key, size) =>
+        log.warn({ err: error, operation, key, size }, 'photo cache failed; serving a fresh render'),
+    }),
+    subscriptions: new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix),
     limits,
-    refresher: typeof refresher === 'function' ? refresher({ store, clock, dataVersion }) : refresher,
+    usage: new UsageService(limits.quota, config.tierLimits, clock),
+    refresher,
+    health: new HealthService(store.db, store.dialect, clock, dataVersion, refresher, config.version),
   };
+
+  const jobs = createJobs({
+    refresher: pipeline,
+    scheduledRefresh: config.refresh,
+    dataVersion,
+    clock,
+    speed: options.upstream?.speed ?? 1,
+    log,
+    marketSnapshots,
+    scores: new ScoresJob(store.db, areaTree, clock),
+  });
+
+  let closing: Promise<void> | null = null;
+  return {
+    services,
+    jobs,
+    close: () => {
+      closing ??= (async () => {
+        await jobs.stop();
+        await pipeline?.idle();
+        await limits.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Process logger: the HTTP server's options, for everything that is not a request. */
+function processLoggerOptions(config: Config) {
+  const options = loggerOptions(config);
+  return options === false || options === undefined || options === true
+    ? { level: options === false ? 'silent' : 'info' }
+    : options;
 }
 
 /**
@@ -106,6 +256,7 @@ export const COMPONENT_SCHEMAS: readonly TSchema[] = [
   AreaRefSchema,
   AreaSchema,
   ...SEARCH_SCHEMAS,
+  ListingPhotoSchema,
   ...PROPERTY_SCHEMAS,
   ...BUILDING_SCHEMAS,
   ...MARKET_SCHEMAS,
@@ -115,148 +266,49 @@ export const COMPONENT_SCHEMAS: readonly TSchema[] = [
 ];
 
 export interface AppOptions {
+  /** Request logging: pino options or false (tests); the services' logger when not given. */
   logger?: FastifyServerOptions['logger'];
 }
 
-export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
-  if (config.logLevel === 'silent') return false;
-  return {
-    level: config.logLevel,
-    // Credentials never reach the log, whatever a future serializer includes.
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', '*.apiKey', '*.secret'],
-      censor: '[redacted]',
+/**
+ * The HTTP application over the services: the framework setup
+ * (`http/server.ts`), then each route plugin once, under `/v1` (photo files
+ * keep the image-host layout at `/fp/`), given only the services it uses.
+ */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<HttpApp> {
+  const { config } = services;
+  const app = await createHttpServer({
+    config,
+    ...(options.logger === undefined
+      ? { loggerInstance: services.log as FastifyBaseLogger }
+      : { logger: options.logger }),
+    componentSchemas: COMPONENT_SCHEMAS,
+    access: {
+      resolver: new ApiKeyResolver(services.subscriptions, config.tierLimits, services.clock),
+      limits: services.limits,
+      tierLimits: config.tierLimits,
+      clock: services.clock,
+      publicUrl: config.publicUrl,
     },
-  };
-}
-
-/** Builds the HTTP application: one Fastify instance, every route, the OpenAPI document. */
-export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: options.logger ?? loggerOptions(ctx.config),
-    genReqId: () => randomUUID(),
-    // X-Forwarded-For is believed only from configured proxies.
-    trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
-    bodyLimit: 64 * 1024,
-    // Router-level rejections (undecodable URL, over-long path parameter) use the one envelope too.
-    frameworkErrors: (error, request, reply) => {
-      const apiError = ApiError.invalidParam({
-        parameter: 'path',
-        location: 'path',
-        rule: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'max_length' : 'encoding',
-        message:
-          error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-            ? 'a path segment is too long'
-            : 'the URL is not validly percent-encoded',
+  });
+  const { publicUrl } = config;
+  await app.register(
+    async (v1) => {
+      await v1.register(healthRoutes, { health: services.health });
+      await v1.register(areaRoutes, { areas: services.areas, publicUrl });
+      await v1.register(searchRoutes, { search: services.search, publicUrl });
+      await v1.register(propertyRoutes, { property: services.property });
+      await v1.register(buildingRoutes, { building: services.building, publicUrl });
+      await v1.register(marketRoutes, { market: services.market, trends: services.marketTrends });
+      await v1.register(usageRoutes, { usage: services.usage });
+      await v1.register(adminRoutes, {
+        subscriptions: services.subscriptions,
+        apiKeyPrefix: config.apiKeyPrefix,
       });
-      void (reply as FastifyReply)
-        .code(apiError.status)
-        .header('X-Request-Id', request.id)
-        .send(errorBody(apiError, request.id));
+      await v1.register(photoApiRoutes, { photos: services.photos });
     },
-    ajv: {
-      customOptions: {
-        coerceTypes: 'array',
-        removeAdditional: true,
-        useDefaults: true,
-        allErrors: false,
-      },
-    },
-  });
-
-  app.decorateRequest('caller', null as never);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-Id', request.id);
-  });
-  installAccessControl(app, {
-    resolver: new ApiKeyResolver(ctx.subscriptions, ctx.config.tierLimits, ctx.clock),
-    limits: ctx.limits,
-    tierLimits: ctx.config.tierLimits,
-    clock: ctx.clock,
-    publicUrl: ctx.config.publicUrl,
-  });
-  app.addHook('onClose', async () => {
-    await ctx.marketSnapshots.stop();
-    await ctx.limits.close();
-  });
-  app.addHook('preValidation', rejectNonFiniteQueryNumbers);
-  installErrorHandling(app);
-
-  for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Stoop API',
-        version: '1.0.0',
-        description:
-          'NYC real estate listings data: search, listings, buildings, areas and market statistics. Data in the built-in demo market is synthetic.',
-        license: { name: 'MIT', identifier: 'MIT' },
-      },
-      // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
-      servers: [{ url: '/' }],
-      webhooks: eventWebhooks(),
-      components: {
-        securitySchemes: {
-          apiKey: {
-            type: 'http',
-            scheme: 'bearer',
-            description:
-              'An API key (`STOOP-<uuid>`) or, later, an OAuth access token: `Authorization: Bearer <credential>`. Public endpoints accept no credential and apply Free-tier limits by client IP.',
-          },
-        },
-      },
-      tags: [
-        { name: 'Search', description: 'Rental and sale listing search.' },
-        {
-          name: 'Listings',
-          description: 'One listing: detail, price history, fees and open houses (API key, Starter+).',
-        },
-        {
-          name: 'Buildings',
-          description: 'One building: detail, listings, scores and HPD violations (API key, Starter+).',
-        },
-        { name: 'Areas', description: 'The area tree.' },
-        { name: 'Market', description: 'Market statistics: snapshots, comparisons and trends.' },
-        { name: 'Service', description: 'Health and service metadata.' },
-        { name: 'Admin', description: 'Key administration for operators (INTERNAL tier).' },
-        {
-          name: 'Events',
-          description:
-            'Listing change events, detected by the refresh pipeline and kept in a durable log (see `webhooks`).',
-        },
-        { name: 'Photos', description: 'Listing and building photos (WebP), by key and size.' },
-      ],
-    },
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) =>
-        typeof json.$id === 'string' ? json.$id : `def-${i}`,
-    },
-  });
-  // The OpenAPI document states each route's access policy, from the same
-  // declaration the access hook enforces.
-  app.addHook('onRoute', (route) => {
-    const access = route.config?.access;
-    if (!access || !route.schema) return;
-    const schema = route.schema as Record<string, unknown>;
-    schema.security =
-      access.metering === 'none' ? [] : access.requiresKey ? [{ apiKey: [] }] : [{}, { apiKey: [] }];
-    schema['x-min-tier'] = access.minTier;
-    schema['x-metering'] = access.metering;
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-
-  registerHealthRoutes(app, ctx);
-  registerAreaRoutes(app, ctx);
-  registerSearchRoutes(app, ctx);
-  registerPropertyRoutes(app, ctx);
-  registerBuildingRoutes(app, ctx);
-  registerMarketRoutes(app, ctx);
-  registerMarketTrendRoutes(app, ctx);
-  registerUsageRoutes(app, ctx);
-  registerAdminRoutes(app, ctx);
-  registerPhotoRoutes(app, ctx);
+    { prefix: '/v1' },
+  );
+  await app.register(photoFileRoutes, { photos: services.photos });
   return app;
 }

@@ -1,10 +1,7 @@
-import type { FastifyInstance } from 'fastify';
-import { buildApp, createContext } from './app.ts';
+import { buildApp, compose } from './app.ts';
 import type { Config } from './config.ts';
 import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './demo/market/load.ts';
-import { Refresher } from './jobs/refresh/refresher.ts';
-import { RefreshScheduler } from './jobs/refresh/scheduler.ts';
-import { ScoresJob } from './jobs/scores.ts';
+import type { HttpApp } from './http/server.ts';
 import { openStore, type Store } from './platform/db/database.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
 import { createProgressReporter } from './platform/progress.ts';
@@ -57,64 +54,38 @@ export async function seedDemoIfEmpty(
 }
 
 export interface RunningServer {
-  app: FastifyInstance;
+  app: HttpApp;
   store: Store;
   url: string;
   close(): Promise<void>;
 }
 
 /**
- * Everything `npm start` does: store, schema, demo data, the upstream (the
- * in-process market simulator in the demo), the refresh pipeline and its
- * schedule, background jobs, HTTP server.
+ * Everything `npm start` does, in order: store, schema, demo data, the
+ * upstream (the in-process market simulator in the demo), the composition
+ * (services and jobs), the HTTP server, then the background jobs.
  */
 export async function startServer(config: Config): Promise<RunningServer> {
   const store = await openConfiguredStore(config);
   await prepareStore(store);
   await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`));
   const upstream = await openUpstream(config, store);
-  let refresher: Refresher | undefined;
-  const ctx = await createContext({
+  const composition = await compose({
     config,
     store,
-    ...(upstream
-      ? {
-          clock: upstream.clock,
-          refresher: (parts) => {
-            refresher = new Refresher({ ...parts, source: upstream.source, upstreamKind: upstream.kind });
-            return refresher;
-          },
-        }
-      : {}),
+    ...(upstream ? { clock: upstream.clock, upstream } : {}),
   });
-  const app = await buildApp(ctx);
-  refresher?.useLog(app.log);
-  const scheduler =
-    refresher && config.refresh
-      ? new RefreshScheduler(refresher, ctx.clock, {
-          speed: upstream?.speed ?? 1,
-          log: app.log,
-          lastSearchRefresh: () => ctx.dataVersion.refreshedAt('search:rental'),
-        })
-      : null;
+  const app = await buildApp(composition.services);
   const url = await app.listen({ host: config.host, port: config.port });
-  await scheduler?.start();
-  // In the background: a first run backfills history without delaying start.
-  ctx.marketSnapshots.start(undefined, (error) =>
-    app.log.error({ err: error }, 'market snapshot job failed'),
-  );
-  // Weekly building scores from imported open data (a no-op until a dataset is imported).
-  const scores = new ScoresJob(store.db, ctx.areaTree, ctx.clock);
-  scores.start((error) => app.log.error({ err: error }, 'building scores job failed'));
+  await composition.jobs.start();
   return {
     app,
     store,
     url,
     close: async () => {
-      await scores.stop();
-      await scheduler?.stop();
+      await composition.jobs.stop();
       await app.close();
-      await refresher?.idle();
+      await composition.close();
       await upstream?.close();
       await store.close();
     },

@@ -1,9 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { createRefresher } from './app.ts';
 import { openConfiguredStore, prepareStore, seedDemoIfEmpty, startServer } from './boot.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { registerOriginCommand } from './demo/simulator/origin.cli.ts';
 import { PipelineCliError, registerPipelineCommands } from './jobs/refresh/pipeline.cli.ts';
-import { Refresher } from './jobs/refresh/refresher.ts';
 import { DataVersion } from './modules/freshness/data-version.ts';
 import { KeysCliError, registerKeysCommands } from './modules/keys/keys.cli.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
@@ -132,12 +132,7 @@ export function buildCli(): Command {
           store,
           clock,
           refresher: upstream
-            ? new Refresher({
-                store,
-                clock,
-                source: upstream.source,
-                dataVersion: new DataVersion(store.db, clock),
-              })
+            ? createRefresher({ store, clock, dataVersion: new DataVersion(store.db, clock) }, upstream)
             : null,
           close: async () => {
             await upstream?.close();

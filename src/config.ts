@@ -1,13 +1,17 @@
-import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { ConfigError, type Env, readTierVariable, readVariable } from './config/read-environment.ts';
 import { DEFAULT_TIER_LIMITS, TIERS, type Tier, type TierLimits } from './domain/tiers.ts';
+
+export { ConfigError } from './config/read-environment.ts';
 
 /**
  * Process configuration, parsed once from the environment and frozen.
  *
  * Contract: every variable is validated here, at boot; a bad value stops the
  * process with a message naming the variable, instead of surfacing later as a
- * confusing runtime failure.
+ * confusing runtime failure. Variables are declared (type, bounds, default,
+ * meaning) once, in `config/declaration.ts`; this module derives the values
+ * that depend on several of them.
  */
 export interface Config {
   readonly host: string;
@@ -81,71 +85,23 @@ export interface Config {
   readonly refresh: boolean;
 }
 
-export class ConfigError extends Error {
-  constructor(variable: string, reason: string) {
-    super(`Invalid configuration: ${variable} ${reason}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max)
-    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-function numberVar(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value)) throw new ConfigError(name, `must be a number, got "${raw}"`);
-  if (value < min || value > max)
-    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-function boolVar(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(name, `must be a boolean (true/false), got "${raw}"`);
-}
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
+/**
+ * Parses the environment into a frozen Config. Variables the declaration does
+ * not name are ignored (the process environment holds many).
+ */
 export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
-  const host = env.HOST || '127.0.0.1';
-  const port = intVar(env, 'PORT', 8080, 0, 65535);
-  const dataDir = resolve(env.DATA_DIR || 'data');
-  const databaseUrl = env.DATABASE_URL || `sqlite:${resolve(dataDir, 'stoop.sqlite')}`;
-  let dialect: Config['dialect'];
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) dialect = 'postgres';
-  else if (databaseUrl.startsWith('sqlite:')) dialect = 'sqlite';
-  else throw new ConfigError('DATABASE_URL', `must start with postgres:// or sqlite:, got "${databaseUrl}"`);
-
-  const databaseSchema = env.DATABASE_SCHEMA || undefined;
-  if (databaseSchema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema)) {
-    throw new ConfigError('DATABASE_SCHEMA', 'must be a lowercase SQL identifier');
-  }
-
-  const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
-  }
-
-  let publicUrl = env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  try {
-    publicUrl = new URL(publicUrl).origin;
-  } catch {
-    throw new ConfigError('PUBLIC_URL', `must be an absolute URL, got "${publicUrl}"`);
-  }
+  const host = readVariable(env, 'HOST');
+  const port = readVariable(env, 'PORT');
+  const dataDir = resolve(readVariable(env, 'DATA_DIR'));
+  const databaseUrl = readVariable(env, 'DATABASE_URL') ?? `sqlite:${resolve(dataDir, 'stoop.sqlite')}`;
+  // The declared pattern admits only these two prefixes.
+  const dialect: Config['dialect'] = /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite';
+  const publicUrl = originOf(
+    'PUBLIC_URL',
+    readVariable(env, 'PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+  );
+  const photoBaseUrl = readVariable(env, 'PHOTO_BASE_URL');
+  const upstreamUrl = readVariable(env, 'UPSTREAM_URL');
 
   return Object.freeze({
     host,
@@ -154,114 +110,65 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     dataDir,
     databaseUrl,
     dialect,
-    databaseSchema,
-    logLevel,
-    searchIndex: boolVar(env, 'SEARCH_INDEX', true),
+    databaseSchema: readVariable(env, 'DATABASE_SCHEMA'),
+    logLevel: readVariable(env, 'LOG_LEVEL'),
+    searchIndex: readVariable(env, 'SEARCH_INDEX'),
     demo: Object.freeze({
-      enabled: boolVar(env, 'DEMO', true),
-      seed: intVar(env, 'DEMO_SEED', 20261121, 0, 2 ** 31 - 1),
-      scale: numberVar(env, 'DEMO_SCALE', 1, 0.001, 1.25),
+      enabled: readVariable(env, 'DEMO'),
+      seed: readVariable(env, 'DEMO_SEED'),
+      scale: readVariable(env, 'DEMO_SCALE'),
     }),
     version,
-    redisUrl: redisUrl(env),
-    redisPrefix: redisPrefix(env),
-    apiKeyPrefix: apiKeyPrefix(env),
-    trustedProxies: Object.freeze(trustedProxies(env)),
+    redisUrl: readVariable(env, 'REDIS_URL'),
+    redisPrefix: readVariable(env, 'REDIS_PREFIX'),
+    apiKeyPrefix: readVariable(env, 'API_KEY_PREFIX'),
+    trustedProxies: Object.freeze(readVariable(env, 'TRUSTED_PROXIES') ?? []),
     tierLimits: Object.freeze(tierLimits(env)),
-    photoBaseUrl: absoluteOrigin(env, 'PHOTO_BASE_URL', publicUrl),
-    photoCacheDir: resolve(env.PHOTO_CACHE_DIR || resolve(dataDir, 'photos')),
+    photoBaseUrl: photoBaseUrl === undefined ? publicUrl : withoutTrailingSlash(photoBaseUrl),
+    photoCacheDir: resolve(readVariable(env, 'PHOTO_CACHE_DIR') ?? resolve(dataDir, 'photos')),
     upstream: Object.freeze({
-      url: upstreamUrl(env),
-      token: env.UPSTREAM_TOKEN || undefined,
-      timeoutMs: intVar(env, 'UPSTREAM_TIMEOUT_MS', 10_000, 100, 600_000),
-      liveTimeoutMs: intVar(env, 'UPSTREAM_LIVE_TIMEOUT_MS', 5_000, 100, 60_000),
-      retries: intVar(env, 'UPSTREAM_RETRIES', 3, 0, 10),
+      url: upstreamUrl === undefined ? undefined : withoutTrailingSlash(upstreamUrl),
+      token: readVariable(env, 'UPSTREAM_TOKEN'),
+      timeoutMs: readVariable(env, 'UPSTREAM_TIMEOUT_MS'),
+      liveTimeoutMs: readVariable(env, 'UPSTREAM_LIVE_TIMEOUT_MS'),
+      retries: readVariable(env, 'UPSTREAM_RETRIES'),
     }),
     simulator: Object.freeze({
-      enabled: boolVar(env, 'DEMO_UPSTREAM', true),
-      speed: numberVar(env, 'SIM_SPEED', 60, 0.001, 100_000),
-      faultRate: numberVar(env, 'SIM_FAULT_RATE', 0, 0, 1),
-      latency: boolVar(env, 'SIM_LATENCY', true),
-      port: intVar(env, 'SIM_PORT', 0, 0, 65535),
+      enabled: readVariable(env, 'DEMO_UPSTREAM'),
+      speed: readVariable(env, 'SIM_SPEED'),
+      faultRate: readVariable(env, 'SIM_FAULT_RATE'),
+      latency: readVariable(env, 'SIM_LATENCY'),
+      port: readVariable(env, 'SIM_PORT'),
     }),
-    refresh: boolVar(env, 'REFRESH', true),
+    refresh: readVariable(env, 'REFRESH'),
   });
 }
 
-/** An absolute http(s) URL without a trailing slash (a path prefix is kept, unlike PUBLIC_URL). */
-function absoluteOrigin(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (!raw) return fallback;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(name, `must be an http or https URL, got "${raw}"`);
-  }
-  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+/**
+ * The origin of an absolute URL. PUBLIC_URL's format is checked when it is set,
+ * but its default is built from HOST, which is not validated, so it is checked here.
+ */
+function originOf(variable: string, url: string): string {
+  if (!URL.canParse(url)) throw new ConfigError(variable, `must be an absolute URL, got "${url}"`);
+  return new URL(url).origin;
 }
 
-function upstreamUrl(env: Env): string | undefined {
-  if (!env.UPSTREAM_URL) return undefined;
-  return absoluteOrigin(env, 'UPSTREAM_URL', '');
-}
-
-function redisUrl(env: Env): string | undefined {
-  const raw = env.REDIS_URL || undefined;
-  if (raw !== undefined && !/^rediss?:\/\//.test(raw)) {
-    throw new ConfigError('REDIS_URL', `must start with redis:// or rediss://, got "${raw}"`);
-  }
-  return raw;
-}
-
-function redisPrefix(env: Env): string {
-  const prefix = env.REDIS_PREFIX || 'stoop';
-  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(prefix)) {
-    throw new ConfigError('REDIS_PREFIX', 'must be 1–64 letters, digits, ":", "_" or "-"');
-  }
-  return prefix;
-}
-
-function apiKeyPrefix(env: Env): string {
-  const prefix = env.API_KEY_PREFIX || 'STOOP';
-  if (!/^[A-Z][A-Z0-9]{1,15}$/.test(prefix)) {
-    throw new ConfigError(
-      'API_KEY_PREFIX',
-      'must be 2–16 uppercase letters or digits, starting with a letter',
-    );
-  }
-  return prefix;
-}
-
-function trustedProxies(env: Env): string[] {
-  const raw = env.TRUSTED_PROXIES?.trim();
-  if (!raw) return [];
-  return raw.split(',').map((entry) => {
-    const value = entry.trim();
-    const [address, bits] = value.split('/');
-    const family = isIP(address ?? '');
-    const maxBits = family === 6 ? 128 : 32;
-    if (family === 0 || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= maxBits))) {
-      throw new ConfigError('TRUSTED_PROXIES', `has an invalid IP address or CIDR "${value}"`);
-    }
-    return value;
-  });
+/** Origin and path of an (already validated) http(s) URL, without a trailing slash: a path prefix is kept. */
+function withoutTrailingSlash(url: string): string {
+  const { origin, pathname } = new URL(url);
+  return `${origin}${pathname}`.replace(/\/+$/, '');
 }
 
 /** Per-tier limits, each overridable: RATE_LIMIT_<TIER>, MONTHLY_QUOTA_<TIER>, OVERAGE_LIMIT_<TIER>. */
 function tierLimits(env: Env): Record<Tier, TierLimits> {
-  const out = {} as Record<Tier, TierLimits>;
-  for (const tier of TIERS) {
-    const base = DEFAULT_TIER_LIMITS[tier];
-    out[tier] = Object.freeze({
-      ratePerMinute: intVar(env, `RATE_LIMIT_${tier}`, base.ratePerMinute, 1, 1_000_000_000),
-      monthlyQuota: intVar(env, `MONTHLY_QUOTA_${tier}`, base.monthlyQuota, 1, 1_000_000_000),
-      overageLimit: intVar(env, `OVERAGE_LIMIT_${tier}`, base.overageLimit, 0, 1_000_000_000),
-      maxPerPage: base.maxPerPage,
+  const entries = TIERS.map((tier) => {
+    const limits: TierLimits = Object.freeze({
+      ratePerMinute: readTierVariable(env, 'RATE_LIMIT_<TIER>', tier),
+      monthlyQuota: readTierVariable(env, 'MONTHLY_QUOTA_<TIER>', tier),
+      overageLimit: readTierVariable(env, 'OVERAGE_LIMIT_<TIER>', tier),
+      maxPerPage: DEFAULT_TIER_LIMITS[tier].maxPerPage,
     });
-  }
-  return out;
+    return [tier, limits] as const;
+  });
+  return Object.fromEntries(entries) as Record<Tier, TierLimits>;
 }

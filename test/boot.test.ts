@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoIfEmpty } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import { DEMO_LOADING_SCOPE, hasDemoMarket, loadDemoMarket } from '../src/demo/market/load.ts';
+import { forgetScopes, readScope, writeMarker } from '../src/modules/freshness/data-version.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { createTestStore } from './support/store.ts';
@@ -20,19 +21,12 @@ const quiet = () => {};
 
 describe('area sync', () => {
   it('writes nothing when the stored tree already matches (the data version stays put)', async () => {
-    const before = await store.db
-      .selectFrom('sync_state')
-      .selectAll()
-      .where('scope', '=', 'areas')
-      .executeTakeFirstOrThrow();
+    const before = await readScope(store.db, 'areas');
+    expect(before).not.toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 5));
     await syncAreas(store);
-    const after = await store.db
-      .selectFrom('sync_state')
-      .selectAll()
-      .where('scope', '=', 'areas')
-      .executeTakeFirstOrThrow();
-    expect(after.refreshed_at).toBe(before.refreshed_at);
+    const after = await readScope(store.db, 'areas');
+    expect(after!.at).toBe(before!.at);
     const count = await store.db
       .selectFrom('areas')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -45,26 +39,19 @@ describe('first-start seeding', () => {
   it('reloads a demo market whose load was interrupted, instead of refusing to start', async () => {
     await loadDemoMarket(store, { seed: 3, scale: 0.005, now: new Date('2026-11-01T00:00:00Z') });
     // What a stop mid-load leaves: market rows, the loading marker, no completion marker.
-    await store.db.deleteFrom('sync_state').where('scope', '=', 'demo').execute();
-    await store.db
-      .insertInto('sync_state')
-      .values({ scope: DEMO_LOADING_SCOPE, refreshed_at: '2026-11-01T00:00:00.000Z', detail: null })
-      .execute();
+    await forgetScopes(store.db, ['demo']);
+    await writeMarker(store.db, DEMO_LOADING_SCOPE, new Date('2026-11-01T00:00:00.000Z'));
     expect(await hasDemoMarket(store)).toBe(false);
 
     expect(await seedDemoIfEmpty(store, config, quiet)).toBe(true);
     expect(await hasDemoMarket(store)).toBe(true);
-    const loading = await store.db
-      .selectFrom('sync_state')
-      .selectAll()
-      .where('scope', '=', DEMO_LOADING_SCOPE)
-      .execute();
-    expect(loading).toEqual([]);
+    const loading = await readScope(store.db, DEMO_LOADING_SCOPE);
+    expect(loading).toBeNull();
   });
 
   it('leaves a complete market, or other market data, alone', async () => {
     expect(await seedDemoIfEmpty(store, config, quiet)).toBe(false);
-    await store.db.deleteFrom('sync_state').where('scope', '=', 'demo').execute();
+    await forgetScopes(store.db, ['demo']);
     // Market rows with no demo marker at all: an operator's own feed. Not touched.
     expect(await seedDemoIfEmpty(store, config, quiet)).toBe(false);
     const listings = await store.db

@@ -8,7 +8,7 @@ import {
   ViolationsResponse,
 } from '../src/modules/building/building.schema.ts';
 import { MAX_VIOLATIONS } from '../src/modules/building/building.service.ts';
-import { writeSyncState } from '../src/modules/freshness/data-version.ts';
+import { setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import { photoUrl } from '../src/modules/photos/photo-url.ts';
 import type { BuildingRow, NewHpdViolation } from '../src/platform/db/tables.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
@@ -43,7 +43,7 @@ let versionTick = 0;
 /** What every writer of building data does: move the `buildings` scope (the data version). */
 async function buildingsChanged(): Promise<void> {
   versionTick += 1;
-  await writeSyncState(t.store.db, 'buildings', new Date(TEST_NOW.getTime() + versionTick).toISOString());
+  await setScopeTimes(t.store.db, ['buildings'], new Date(TEST_NOW.getTime() + versionTick));
   t.ctx.dataVersion.invalidate();
 }
 
@@ -223,7 +223,7 @@ describe('GET /v1/building/{id}', () => {
       .execute();
     try {
       // A building write moves the `buildings` scope (the data version caches it for a second).
-      await writeSyncState(t.store.db, 'buildings', new Date(t.clock.now().getTime() + 1000).toISOString());
+      await setScopeTimes(t.store.db, ['buildings'], new Date(t.clock.now().getTime() + 1000));
       t.clock.advance(2000);
       const after = (await getAs<BuildingDetailResponse>('STARTER', path)).body.data.photos;
       expect(after).toEqual([
@@ -232,7 +232,7 @@ describe('GET /v1/building/{id}', () => {
       ]);
     } finally {
       await t.store.db.deleteFrom('photos').where('key', '=', key).execute();
-      await writeSyncState(t.store.db, 'buildings', TEST_NOW.toISOString());
+      await setScopeTimes(t.store.db, ['buildings'], TEST_NOW);
       t.clock.set(TEST_NOW);
     }
   });

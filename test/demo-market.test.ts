@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoAreas, distanceMetres, GROUPING_AREA_IDS } from '../src/demo/market/geography.ts';
+import { demoAreas, GROUPING_AREA_IDS } from '../src/demo/market/geography.ts';
 import { hasDemoMarket, isStoreEmpty, loadDemoMarket } from '../src/demo/market/load.ts';
 import { type DemoMarket, marketAt } from '../src/demo/market/market.ts';
+import { haversineMeters } from '../src/domain/geo.ts';
+import { readScopes } from '../src/modules/freshness/data-version.ts';
 import { DAY_MS } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import type { ListingRow, NewPriceEvent } from '../src/platform/db/tables.ts';
@@ -91,13 +93,11 @@ describe('demo market generator', () => {
       expect(records.has(listing.area_id)).toBe(true);
       expect(GROUPING_AREA_IDS.has(listing.area_id)).toBe(false);
       const centre = centres.get(listing.area_id)!;
-      expect(
-        distanceMetres(listing.latitude, listing.longitude, centre.latitude, centre.longitude),
-      ).toBeLessThan(2000);
+      expect(haversineMeters(listing, centre)).toBeLessThan(2000);
       const reference = records.get(listing.area_id)!;
       if (reference.centroidMatch === 'exact') {
         expect(
-          distanceMetres(listing.latitude, listing.longitude, reference.latitude!, reference.longitude!),
+          haversineMeters(listing, { latitude: reference.latitude!, longitude: reference.longitude! }),
         ).toBeLessThan(2000);
       }
     }
@@ -299,12 +299,7 @@ describe('demo market loader', () => {
     expect(stored).toEqual(sample);
 
     // The `areas` scope belongs to the area sync, not to the market load.
-    const scopes = await store.db
-      .selectFrom('sync_state')
-      .selectAll()
-      .where('scope', '!=', 'areas')
-      .orderBy('scope')
-      .execute();
+    const scopes = (await readScopes(store.db)).filter((s) => s.scope !== 'areas');
     expect(scopes.map((s) => s.scope)).toEqual([
       'buildings',
       'demo',
@@ -315,7 +310,7 @@ describe('demo market loader', () => {
       'search:rental',
       'search:sale',
     ]);
-    expect(scopes.every((s) => s.refreshed_at === T.toISOString())).toBe(true);
+    expect(scopes.every((s) => s.at === T.toISOString())).toBe(true);
     expect(JSON.parse(scopes.find((s) => s.scope === 'demo')!.detail!)).toEqual({
       seed: SEED,
       scale: 0.05,

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HealthResponse } from '../src/modules/health/health.routes.ts';
+import type { HealthResponse } from '../src/modules/health/health.schema.ts';
 import { createTestApp, getJson, type TestApp } from './support/app.ts';
 
 let t: TestApp;

@@ -1,12 +1,12 @@
 import { rmSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, createContext } from '../src/app.ts';
+import { buildApp, type Composition, compose } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { ErrorBody } from '../src/http/errors.ts';
-import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/admin/admin.schema.ts';
+import type { HttpApp } from '../src/http/server.ts';
 import { KeysCliError, registerKeysCommands } from '../src/modules/keys/keys.cli.ts';
+import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/keys/keys.schema.ts';
 import { openStore, type Store } from '../src/platform/db/database.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 import { type CliResult, cliStore, runStoop } from './support/cli.ts';
@@ -28,7 +28,8 @@ function onlyJson<T>(result: CliResult): T {
 }
 
 let store: Store | undefined;
-let app: FastifyInstance | undefined;
+let app: HttpApp | undefined;
+let composition: Composition | undefined;
 let url = '';
 
 /** Boots the HTTP app on the database the CLI wrote (after the CLI created the schema). */
@@ -41,8 +42,8 @@ async function startApp(): Promise<void> {
     PUBLIC_URL: 'http://stoop.test',
   });
   store = await openStore({ dialect: config.dialect, databaseUrl, schema, poolSize: 2 });
-  const ctx = await createContext({ config, store });
-  app = await buildApp(ctx, { logger: false });
+  composition = await compose({ config, store });
+  app = await buildApp(composition.services, { logger: false });
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 }
 
@@ -54,6 +55,7 @@ async function usage(key: string): Promise<{ status: number; tier?: string; code
 
 afterAll(async () => {
   await app?.close();
+  await composition?.close();
   await store?.close();
   // A `t_…` schema: dropped by the global teardown (test/support/global-setup.ts).
   rmSync(dataDir, { recursive: true, force: true });

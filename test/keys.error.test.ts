@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorBody } from '../src/http/errors.ts';
-import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/admin/admin.schema.ts';
+import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/keys/keys.schema.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 
 let t: TestApp;

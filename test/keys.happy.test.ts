@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/admin/admin.schema.ts';
+import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/keys/keys.schema.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 
 let t: TestApp;

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, createContext, loggerOptions } from '../src/app.ts';
-import type { AppContext } from '../src/app-context.ts';
+import { buildApp, type Composition, compose } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import type { ErrorBody } from '../src/http/errors.ts';
-import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/admin/admin.schema.ts';
+import type { HttpApp } from '../src/http/server.ts';
+import { loggerOptions } from '../src/http/server.ts';
+import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/keys/keys.schema.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
@@ -112,8 +112,8 @@ describe('non-admin keys', () => {
 
 describe('logs', () => {
   let store: Store;
-  let ctx: AppContext;
-  let app: FastifyInstance;
+  let composition: Composition;
+  let app: HttpApp;
   let url: string;
   const lines: string[] = [];
 
@@ -125,7 +125,7 @@ describe('logs', () => {
       DATABASE_URL: TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL : 'sqlite::memory:',
       PUBLIC_URL: 'http://stoop.test',
     });
-    ctx = await createContext({ config, store, clock: new ManualClock(TEST_NOW) });
+    composition = await compose({ config, store, clock: new ManualClock(TEST_NOW) });
     const stream = new Writable({
       write(chunk: Buffer, _encoding, done) {
         lines.push(chunk.toString('utf8'));
@@ -135,16 +135,18 @@ describe('logs', () => {
     // The production logger settings (redaction included), at the most verbose level.
     const production = loggerOptions(config);
     if (typeof production !== 'object' || production === null) throw new Error('expected logger options');
-    app = await buildApp(ctx, { logger: { ...production, level: 'trace', stream } });
+    app = await buildApp(composition.services, { logger: { ...production, level: 'trace', stream } });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
     await app?.close();
+    await composition?.close();
     await store?.close();
   });
 
   it('never contain a key, whether sent in a header, created, rejected or looked up', async () => {
-    const admin = (await ctx.subscriptions.issue({ accountId: 'ops', tier: 'INTERNAL' })).key;
+    const admin = (await composition.services.subscriptions.issue({ accountId: 'ops', tier: 'INTERNAL' }))
+      .key;
     const created = await post(url, admin, '/v1/admin/keys', { account: 'acme', tier: 'PRO' });
     expect(created.status).toBe(201);
     const issued = created.body.data;

@@ -10,7 +10,7 @@ import { expectSchema } from './support/schema.ts';
 
 interface TrendBody {
   data: TrendData;
-  meta: { warnings: string[] };
+  meta: { warnings: string[]; dataAge: string | null; source: string };
 }
 interface ErrorJson {
   error: { code: string; message: string; details?: { params?: { parameter: string }[] } };
@@ -136,6 +136,8 @@ describe('market trends', () => {
     expect(body.data.points.length).toBe(30);
     expect(body.data.points.every((p) => p.value === null && p.coveredDays === 0)).toBe(true);
     expect(body.meta.warnings.join(' ')).toMatch(/not been materialized/);
+    expect(body.meta.dataAge).toBeNull();
+    expect(body.meta.source).toBe('stale');
   });
 
   it('backfills daily snapshots that match a recomputation from listing history', async () => {
@@ -147,6 +149,9 @@ describe('market trends', () => {
     expect(points).toBe(CASES.length * TREND_METRICS.length * 14);
     const { body } = await getJson<TrendBody>(t, '/v1/market/rentals/trends?areaId=1&metric=inventory');
     expect(body.meta.warnings).toEqual([]);
+    // dataAge: when the job last materialized snapshots (the run above, at the test clock's now).
+    expect(body.meta.dataAge).toBe(t.clock.now().toISOString());
+    expect(body.meta.source).toBe('cached');
     expect(body.data.points.at(-1)!.value).toBeGreaterThan(0);
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { latLngToCell } from 'h3-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAreas } from '../src/modules/areas/areas.repository.ts';
+import { readScope } from '../src/modules/freshness/data-version.ts';
 import type { DatasetName } from '../src/modules/opendata/datasets.ts';
 import { type ImportSummary, runImport } from '../src/modules/opendata/opendata.service.ts';
 import {
@@ -35,12 +36,9 @@ afterAll(async () => {
 });
 
 async function buildingsVersion(): Promise<string> {
-  const row = await store.db
-    .selectFrom('sync_state')
-    .select('refreshed_at')
-    .where('scope', '=', 'buildings')
-    .executeTakeFirstOrThrow();
-  return row.refreshed_at;
+  const row = await readScope(store.db, 'buildings');
+  if (!row) throw new Error('the fixture store has no buildings version');
+  return row.at;
 }
 
 /** Imports a sample; the stopped test clock must not keep the data version from moving. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoMarket } from '../src/demo/market/load.ts';
 import { type DemoMarket, marketAt } from '../src/demo/market/market.ts';
+import type { ListingEventType } from '../src/domain/events.ts';
 import { ListingWriter } from '../src/jobs/refresh/listing-writer.ts';
 import { readEvents } from '../src/modules/events/event-log.ts';
 import type { Store } from '../src/platform/db/database.ts';
-import type { ListingEventType } from '../src/platform/db/tables.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { createTestStore } from './support/store.ts';
 import { bundleToUpstream } from './support/upstream.ts';

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvents } from '../src/modules/events/event-log.ts';
+import { readScope, setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import { openStore, type Store } from '../src/platform/db/database.ts';
 import { cliStore, ROOT, runStoop } from './support/cli.ts';
 import { TEST_DIALECT } from './support/store.ts';
@@ -94,22 +95,9 @@ describe('a refresh killed with SIGKILL leaves no half-written listing', () => {
     });
     // The simulated clock resumes from the latest instant the store knows: put it
     // 60 days after the load, so each refresh has two months of changes to apply.
-    const loaded = await store.db
-      .selectFrom('sync_state')
-      .select('refreshed_at')
-      .where('scope', '=', 'search:rental')
-      .executeTakeFirstOrThrow();
-    await store.db
-      .insertInto('sync_state')
-      .values({
-        scope: 'refresh:buildings',
-        refreshed_at: new Date(Date.parse(loaded.refreshed_at) + 60 * 86_400_000).toISOString(),
-        detail: null,
-      })
-      .onConflict((oc) =>
-        oc.column('scope').doUpdateSet((eb) => ({ refreshed_at: eb.ref('excluded.refreshed_at') })),
-      )
-      .execute();
+    const loaded = await readScope(store.db, 'search:rental');
+    if (!loaded) throw new Error('the seeded store has no search version');
+    await setScopeTimes(store.db, ['refresh:buildings'], new Date(Date.parse(loaded.at) + 60 * 86_400_000));
   }, 180_000);
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
-import { writeSyncState } from '../src/modules/freshness/data-version.ts';
+import { setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import type { LiveOutcome, RefreshPort, RefreshTarget } from '../src/modules/freshness/refresh-port.ts';
 import { ListingDetailResponse } from '../src/modules/property/property.schema.ts';
 import { MINUTE_MS } from '../src/platform/clock.ts';
@@ -53,7 +53,7 @@ let versionTick = 0;
 /** What the pipeline does after writing a change: move a content scope (the data version). */
 async function dataChanged(): Promise<void> {
   versionTick += 1;
-  await writeSyncState(t.store.db, 'detail', new Date(TEST_NOW.getTime() + versionTick).toISOString());
+  await setScopeTimes(t.store.db, ['detail'], new Date(TEST_NOW.getTime() + versionTick));
   t.ctx.dataVersion.invalidate();
 }
 

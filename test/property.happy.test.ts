@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
-import { writeSyncState } from '../src/modules/freshness/data-version.ts';
+import { setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import { photoUrl } from '../src/modules/photos/photo-url.ts';
 import {
   FeesResponse,
@@ -50,7 +50,7 @@ let versionTick = 0;
  */
 async function dataChanged(): Promise<void> {
   versionTick += 1;
-  await writeSyncState(t.store.db, 'detail', new Date(TEST_NOW.getTime() + versionTick).toISOString());
+  await setScopeTimes(t.store.db, ['detail'], new Date(TEST_NOW.getTime() + versionTick));
   t.ctx.dataVersion.invalidate();
 }
 

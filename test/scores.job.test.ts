@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SCORES_INTERVAL_MS, ScoresJob } from '../src/jobs/scores.ts';
+import { createScoresSchedule, DEFAULT_SCORES_INTERVAL_MS, ScoresJob } from '../src/jobs/scores.ts';
 import { listAreas } from '../src/modules/areas/areas.repository.ts';
+import { readScope } from '../src/modules/freshness/data-version.ts';
 import { runImport } from '../src/modules/opendata/opendata.service.ts';
 import { DAY_MS, HOUR_MS, ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
@@ -27,12 +28,8 @@ async function scores(): Promise<Map<string, BuildingScoresRow>> {
 }
 
 async function scoresRunAt(): Promise<string | undefined> {
-  const row = await store.db
-    .selectFrom('sync_state')
-    .select('refreshed_at')
-    .where('scope', '=', 'scores')
-    .executeTakeFirst();
-  return row?.refreshed_at;
+  const row = await readScope(store.db, 'scores');
+  return row?.at;
 }
 
 describe('ScoresJob', () => {
@@ -100,15 +97,16 @@ describe('ScoresJob', () => {
     await a;
   });
 
-  it('start() checks at once and on its interval; stop() ends the schedule', async () => {
+  it('its schedule checks at once and on its interval; stop() ends the schedule', async () => {
     clock.advance(8 * DAY_MS);
     const job = new ScoresJob(store.db, areaTree, clock, { checkEveryMs: 20 });
     const errors: unknown[] = [];
-    job.start((error) => errors.push(error));
+    const schedule = createScoresSchedule(job, { clock, onError: (error) => errors.push(error) });
+    await schedule.start();
     for (let i = 0; i < 100 && (await scoresRunAt()) !== clock.now().toISOString(); i++)
       await new Promise((r) => setTimeout(r, 20));
     expect(await scoresRunAt()).toBe(clock.now().toISOString());
-    await job.stop();
+    await schedule.stop();
     clock.advance(8 * DAY_MS);
     await new Promise((r) => setTimeout(r, 100));
     expect(await scoresRunAt()).not.toBe(clock.now().toISOString());

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeSyncState } from '../src/modules/freshness/data-version.ts';
+import { setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import type { ListingSummary } from '../src/modules/listings/listing.schema.ts';
 import { SearchResponse } from '../src/modules/search/search.schema.ts';
 import { createTestApp, getJson, TEST_NOW, type TestApp } from './support/app.ts';
@@ -163,8 +163,7 @@ describe('GET /v1/search/rentals', () => {
   it('serves a changed listing once its data scope is refreshed (no stale cached JSON)', async () => {
     const first = (await search('sort=PRICE&perPage=1')).body.data[0]!;
     await t.store.db.updateTable('listings').set({ price: 1 }).where('id', '=', first.id).execute();
-    const refreshedAt = new Date(t.clock.now().getTime() + 1000).toISOString();
-    await writeSyncState(t.store.db, 'search:rental', refreshedAt);
+    await setScopeTimes(t.store.db, ['search:rental'], new Date(t.clock.now().getTime() + 1000));
     t.clock.advance(2000);
     try {
       const after = (await search('sort=PRICE&perPage=1')).body.data[0]!;
@@ -176,7 +175,7 @@ describe('GET /v1/search/rentals', () => {
         .set({ price: first.price })
         .where('id', '=', first.id)
         .execute();
-      await writeSyncState(t.store.db, 'search:rental', TEST_NOW.toISOString());
+      await setScopeTimes(t.store.db, ['search:rental'], TEST_NOW);
       t.clock.set(TEST_NOW);
     }
   });

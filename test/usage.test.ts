@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageResponse, UsageSchema } from '../src/modules/usage/usage.routes.ts';
+import { UsageResponse, UsageSchema } from '../src/modules/usage/usage.schema.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
 import { dropRedisNamespace, isolatedLimitsEnv } from './support/server-process.ts';

@@ -38,3 +38,15 @@ export function describeFreshness(input: FreshnessInput): Freshness {
     detailScraped: input.detailScraped ?? false,
   };
 }
+
+/** What a read service answers: the data and the freshness part of its `meta`. */
+export interface Served<T> {
+  data: T;
+  meta: Freshness;
+}
+
+/** A record as served: its data already serialized (UTF-8 JSON), and its meta. */
+export interface ServedJson {
+  json: Buffer;
+  meta: Freshness;
+}

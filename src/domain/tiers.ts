@@ -1,4 +1,4 @@
-import { HOUR_MS, MINUTE_MS } from '../platform/clock.ts';
+import { HOUR_MS, MINUTE_MS } from './time.ts';
 
 export const TIERS = ['FREE', 'STARTER', 'PRO', 'BUSINESS', 'INTERNAL'] as const;
 export type Tier = (typeof TIERS)[number];

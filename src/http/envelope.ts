@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Freshness } from '../domain/freshness.ts';
+import type { Freshness, ServedJson } from '../domain/freshness.ts';
 import { type PageRequest, pageLinks, unknownParamWarnings } from './pagination.ts';
 
 export interface PaginatedMeta extends Freshness {
@@ -70,4 +70,19 @@ export function listBodyFromFragments(items: readonly Buffer[], meta: unknown): 
   });
   parts.push(Buffer.from(`],"meta":${JSON.stringify(meta)}}`));
   return Buffer.concat(parts);
+}
+
+const DATA_OPEN = Buffer.from('{"data":');
+const META_OPEN = Buffer.from(',"meta":');
+
+/**
+ * Sends `{data, meta}` whose data is already serialized (cached per data
+ * version): spliced, not re-encoded. It skips the route serializer, so the
+ * route's tests validate these bodies against its response schema.
+ */
+export function sendServedJson(reply: FastifyReply, served: ServedJson): FastifyReply {
+  return sendJsonText(
+    reply,
+    Buffer.concat([DATA_OPEN, served.json, META_OPEN, Buffer.from(`${JSON.stringify(served.meta)}}`)]),
+  );
 }

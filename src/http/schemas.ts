@@ -142,3 +142,35 @@ export function StringEnum<const T extends readonly string[]>(
 ) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
+
+/** A closed set of strings inside stored JSON (a union of literals, which TypeBox can check when fitting). */
+export function Literals<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+) {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  );
+}
+
+const describe = (description?: string) => (description ? { description } : {});
+export const nullableString = (description?: string) =>
+  Type.Union([Type.String(), Type.Null()], describe(description));
+export const nullableNumber = (description?: string) =>
+  Type.Union([Type.Number(), Type.Null()], describe(description));
+export const nullableInteger = (description?: string) =>
+  Type.Union([Type.Integer(), Type.Null()], describe(description));
+export const nullableBoolean = (description?: string) =>
+  Type.Union([Type.Boolean(), Type.Null()], describe(description));
+
+/** Errors of a keyed, id-addressed read. */
+export const detailErrors = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  429: ErrorResponse,
+  500: ErrorResponse,
+  503: ErrorResponse,
+};

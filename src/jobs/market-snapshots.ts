@@ -25,8 +25,9 @@
  */
 import type { Kysely } from 'kysely';
 import { median } from '../modules/market/statistics.ts';
-import { type Clock, DAY_MS, isoDate } from '../platform/clock.ts';
+import { type Clock, DAY_MS, HOUR_MS, isoDate } from '../platform/clock.ts';
 import type { Database, MarketDailySnapshotsTable } from '../platform/db/tables.ts';
+import { type JobEnvironment, PeriodicJob } from '../platform/jobs/periodic-job.ts';
 import type { AreaTree } from '../reference/areas.ts';
 
 /** Days of history the backfill covers: trends reach back 24 months. */
@@ -90,7 +91,12 @@ export async function readCoverage(db: Kysely<Database>): Promise<Coverage | nul
     .where('id', '=', COVERAGE_ID)
     .executeTakeFirst();
   return row
-    ? { firstDate: row.first_date, lastDate: row.last_date, targetFirstDate: row.target_first_date }
+    ? {
+        firstDate: row.first_date,
+        lastDate: row.last_date,
+        targetFirstDate: row.target_first_date,
+        updatedAt: row.updated_at,
+      }
     : null;
 }
 
@@ -100,7 +106,6 @@ export interface MarketSnapshotJobOptions {
 
 export class MarketSnapshotJob {
   private running: Promise<RunResult> | null = null;
-  private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly backfillDays: number;
 
@@ -113,36 +118,31 @@ export class MarketSnapshotJob {
     this.backfillDays = options.backfillDays ?? DEFAULT_BACKFILL_DAYS;
   }
 
-  /** Runs now (in the background) and then hourly; each run does only what is missing. */
-  start(intervalMs = 3_600_000, onError: (error: unknown) => void = () => {}): void {
-    this.stopped = false;
-    const tick = () => {
-      this.run().catch(onError);
-    };
-    tick();
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref();
-  }
-
-  /** Stops scheduling, and waits for a run in progress to finish its current chunk. */
+  /**
+   * Shutdown: a backfill in progress ends after its current chunk (later runs
+   * do no backfill), and this waits for it. Scheduling lives in
+   * `createMarketSnapshotSchedule`.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
     await this.running?.catch(() => {});
   }
 
-  /** Materializes every missing complete day; concurrent calls share one run. */
-  run(): Promise<RunResult> {
+  /**
+   * Materializes every missing complete day; concurrent calls share one run.
+   * `signal` (of the call that starts the run) ends a backfill after its
+   * current chunk, as `stop()` does.
+   */
+  run(options: { signal?: AbortSignal } = {}): Promise<RunResult> {
     if (!this.running) {
-      this.running = this.runOnce().finally(() => {
+      this.running = this.runOnce(options.signal).finally(() => {
         this.running = null;
       });
     }
     return this.running;
   }
 
-  private async runOnce(): Promise<RunResult> {
+  private async runOnce(signal: AbortSignal | undefined): Promise<RunResult> {
     // The last complete day: snapshots observe the end of a day.
     const lastDay = addDays(isoDate(this.clock.now()), -1);
     const target = addDays(lastDay, -(this.backfillDays - 1));
@@ -161,7 +161,7 @@ export class MarketSnapshotJob {
       days += dayCount(first, lastDay);
     }
     // Backfill, newest first, a chunk at a time.
-    while (!this.stopped && coverage.firstDate > coverage.targetFirstDate) {
+    while (!this.stopped && !signal?.aborted && coverage.firstDate > coverage.targetFirstDate) {
       const end = addDays(coverage.firstDate, -1);
       const start = maxDate(coverage.targetFirstDate, addDays(end, -(BACKFILL_CHUNK_DAYS - 1)));
       coverage = { ...coverage, firstDate: start };
@@ -313,6 +313,27 @@ export class MarketSnapshotJob {
       };
     });
   }
+}
+
+/** How often the snapshot job runs (clock time): each run adds any day completed since. */
+export const MARKET_SNAPSHOT_INTERVAL_MS = HOUR_MS;
+
+/**
+ * The job's schedule, not started: a run at once on start (it backfills
+ * whatever is missing, without delaying start), then hourly. Stopping it ends a
+ * backfill after its current chunk.
+ */
+export function createMarketSnapshotSchedule(
+  job: Pick<MarketSnapshotJob, 'run'>,
+  environment: JobEnvironment & { intervalMs?: number } = {},
+): PeriodicJob {
+  const { intervalMs = MARKET_SNAPSHOT_INTERVAL_MS, ...rest } = environment;
+  return new PeriodicJob({
+    ...rest,
+    name: 'market-snapshots',
+    run: (signal) => job.run({ signal }),
+    interval: intervalMs,
+  });
 }
 
 function maxDate(a: string, b: string): string {

@@ -2,14 +2,16 @@
  * Recomputes building scores from the imported open data (see
  * src/modules/opendata/scores.ts) once a week, and sooner when a dataset was
  * imported after the last computation (e.g. by a CLI run against the same
- * store). The last run is recorded in `sync_state` (scope `scores`), so a
+ * store). The last run is recorded as the `scores` marker (data-version.ts), so a
  * restart does not recompute early. With no open data imported a run writes
  * nothing (the demo market keeps its synthetic scores).
  */
 import type { Kysely } from 'kysely';
+import { readScope } from '../modules/freshness/data-version.ts';
 import { computeScores, SCORES_SCOPE, type ScoresRunSummary } from '../modules/opendata/scores.ts';
 import { type Clock, DAY_MS, HOUR_MS } from '../platform/clock.ts';
 import type { Database } from '../platform/db/tables.ts';
+import { type JobEnvironment, PeriodicJob } from '../platform/jobs/periodic-job.ts';
 import type { AreaTree } from '../reference/areas.ts';
 
 export const DEFAULT_SCORES_INTERVAL_MS = 7 * DAY_MS;
@@ -22,14 +24,14 @@ export interface ScoresJobOptions {
   checkEveryMs?: number;
 }
 
+/**
+ * The work: decides whether scores are due and computes them. Scheduling lives
+ * in `createScoresSchedule`.
+ */
 export class ScoresJob {
   readonly intervalMs: number;
   readonly checkEveryMs: number;
-  private timer: NodeJS.Timeout | null = null;
   private running: Promise<ScoresRunSummary> | null = null;
-  /** The scheduled check in flight (it may be between its due check and its run). */
-  private checking: Promise<void> | null = null;
-  private stopped = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -41,38 +43,12 @@ export class ScoresJob {
     this.checkEveryMs = options.checkEveryMs ?? DEFAULT_SCORES_CHECK_MS;
   }
 
-  /** Checks now (in the background) and then every `checkEveryMs`; runs when due. */
-  start(onError: (error: unknown) => void = () => {}): void {
-    if (this.timer) return;
-    this.stopped = false;
-    const check = () => {
-      if (this.checking) return;
-      this.checking = (async () => {
-        // A check that was already under way when stop() came must not start a run.
-        if ((await this.isDue()) && !this.stopped) await this.runOnce();
-      })()
-        .catch(onError)
-        .finally(() => {
-          this.checking = null;
-        });
-    };
-    check();
-    this.timer = setInterval(check, this.checkEveryMs);
-    this.timer.unref();
-  }
-
-  /** Stops scheduling and waits for a check or computation in progress. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.checking;
-    await this.running?.catch(() => {});
-  }
-
-  /** Computes when due; null when not. */
-  async tick(): Promise<ScoresRunSummary | null> {
-    if (!(await this.isDue())) return null;
+  /**
+   * Computes when due; null when not. `signal`: a check aborted (the schedule
+   * stopped) between its due check and its computation does not start one.
+   */
+  async tick(options: { signal?: AbortSignal } = {}): Promise<ScoresRunSummary | null> {
+    if (!(await this.isDue()) || options.signal?.aborted) return null;
     return this.runOnce();
   }
 
@@ -88,18 +64,38 @@ export class ScoresJob {
 
   /** Due when never run, when the interval has passed, or when a dataset was imported since. */
   async isDue(): Promise<boolean> {
-    const last = await this.db
-      .selectFrom('sync_state')
-      .select('refreshed_at')
-      .where('scope', '=', SCORES_SCOPE)
-      .executeTakeFirst();
+    const last = await this.lastComputedAt();
     const latestImport = await this.db
       .selectFrom('open_data_imports')
       .select((eb) => eb.fn.max('imported_at').as('at'))
       .executeTakeFirst();
     if (!latestImport?.at) return false;
-    if (!last) return true;
-    if (latestImport.at > last.refreshed_at) return true;
-    return this.clock.now().getTime() - Date.parse(last.refreshed_at) >= this.intervalMs;
+    if (last === null) return true;
+    if (latestImport.at > last) return true;
+    return this.clock.now().getTime() - Date.parse(last) >= this.intervalMs;
   }
+
+  /** When scores were last computed (the `scores` marker of the data-version module); null when never. */
+  async lastComputedAt(): Promise<string | null> {
+    return (await readScope(this.db, SCORES_SCOPE))?.at ?? null;
+  }
+}
+
+/**
+ * The scores schedule, not started: checks every `checkEveryMs` (clock time)
+ * and computes when due — weekly, or sooner after an import. The first check
+ * comes at once when the last computation is at least one check interval old
+ * (or there is none), else when that interval is up.
+ */
+export function createScoresSchedule(
+  job: Pick<ScoresJob, 'tick' | 'lastComputedAt' | 'checkEveryMs'>,
+  environment: JobEnvironment = {},
+): PeriodicJob {
+  return new PeriodicJob({
+    ...environment,
+    name: 'scores',
+    run: (signal) => job.tick({ signal }),
+    interval: job.checkEveryMs,
+    lastRunAt: () => job.lastComputedAt(),
+  });
 }

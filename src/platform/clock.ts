@@ -28,9 +28,7 @@ export class ManualClock implements Clock {
   }
 }
 
-export const MINUTE_MS = 60_000;
-export const HOUR_MS = 60 * MINUTE_MS;
-export const DAY_MS = 24 * HOUR_MS;
+export { DAY_MS, HOUR_MS, MINUTE_MS } from '../domain/time.ts';
 
 /** `YYYY-MM-DD` of an instant, in UTC. */
 export function isoDate(at: Date | number): string {

@@ -1,3 +1,4 @@
+import { markChanged, readScope } from '../modules/freshness/data-version.ts';
 import type { Store } from '../platform/db/database.ts';
 import type { AreasTable } from '../platform/db/tables.ts';
 import { type AreaRecord, foldName, readAreaRecords } from './areas.ts';
@@ -25,11 +26,7 @@ export async function syncAreas(
   // `areas` refresh time (part of the data version) stable, so running nodes do
   // not drop their search index and caches for nothing.
   const stored = await store.db.selectFrom('areas').selectAll().orderBy('id').execute();
-  const marker = await store.db
-    .selectFrom('sync_state')
-    .select('scope')
-    .where('scope', '=', 'areas')
-    .executeTakeFirst();
+  const marker = await readScope(store.db, 'areas');
   const byId = (a: AreasTable, b: AreasTable) => a.id - b.id;
   if (marker && JSON.stringify(stored) === JSON.stringify([...rows].sort(byId))) return;
   await store.db.transaction().execute(async (trx) => {
@@ -53,14 +50,7 @@ export async function syncAreas(
     }
     const ids = rows.map((r) => r.id);
     if (ids.length > 0) await trx.deleteFrom('areas').where('id', 'not in', ids).execute();
-    // The area tree's `dataAge`: when this reference data was last loaded.
-    const now = new Date().toISOString();
-    await trx
-      .insertInto('sync_state')
-      .values({ scope: 'areas', refreshed_at: now, detail: `${rows.length} areas` })
-      .onConflict((oc) =>
-        oc.column('scope').doUpdateSet({ refreshed_at: now, detail: `${rows.length} areas` }),
-      )
-      .execute();
+    // The area tree's `dataAge` and part of the data version: when this reference data was last loaded.
+    await markChanged(trx, 'areas', new Date(), `${rows.length} areas`);
   });
 }

@@ -11,6 +11,8 @@ import type { Config } from '../config.ts';
 import { readDemoRecord } from '../demo/market/load.ts';
 import { ScaledClock } from '../demo/simulator/clock.ts';
 import { type Origin, startOrigin } from '../demo/simulator/server.ts';
+import { readPipelineInstants } from '../jobs/refresh/pipeline-state.repository.ts';
+import { readScopes } from '../modules/freshness/data-version.ts';
 import { type Clock, systemClock } from '../platform/clock.ts';
 import type { Store } from '../platform/db/database.ts';
 import { resoSourceFromConfig } from './reso/source.ts';
@@ -41,10 +43,10 @@ export interface ConfiguredUpstream {
  * a restarted simulated clock resumes from there, never going back in time.
  */
 async function latestKnownInstant(store: Store): Promise<number> {
-  const sync = await store.db.selectFrom('sync_state').select('refreshed_at').execute();
-  const marks = await store.db.selectFrom('pipeline_state').select('value').execute();
+  const scopes = await readScopes(store.db);
+  const marks = await readPipelineInstants(store.db);
   let latest = 0;
-  for (const value of [...sync.map((r) => r.refreshed_at), ...marks.map((r) => r.value)]) {
+  for (const value of [...scopes.map((r) => r.at), ...marks]) {
     const ms = Date.parse(value);
     if (Number.isFinite(ms) && ms > latest) latest = ms;
   }

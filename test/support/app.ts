@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import { buildApp, createContext, type RefresherParts } from '../../src/app.ts';
-import type { AppContext } from '../../src/app-context.ts';
+import { buildApp, compose, type RefresherParts, type Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { loadDemoMarket } from '../../src/demo/market/load.ts';
+import type { HttpApp } from '../../src/http/server.ts';
 import type { RefreshPort } from '../../src/modules/freshness/refresh-port.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
@@ -16,8 +15,9 @@ export const TEST_NOW = new Date('2026-11-01T15:00:00.000Z');
 export const TEST_SEED = 7;
 
 export interface TestApp {
-  app: FastifyInstance;
-  ctx: AppContext;
+  app: HttpApp;
+  /** Every service of the app, as the composition root built them. */
+  ctx: Services;
   store: Store;
   clock: ManualClock;
   config: Config;
@@ -69,13 +69,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   // Its own Redis namespace unless the test chose one (REDIS_PREFIX), removed on close.
   const ownNamespace = options.env?.REDIS_PREFIX === undefined ? `stoop-test:${randomUUID()}` : undefined;
-  const ctx = await createContext({
+  const composition = await compose({
     config,
     store,
     clock,
     limitsNamespace: ownNamespace ?? config.redisPrefix,
     ...(options.refresher ? { refresher: options.refresher } : {}),
   });
+  const ctx = composition.services;
   const app = await buildApp(ctx, { logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const internalKey = (await ctx.subscriptions.issue({ accountId: 'stoop-tests', tier: 'INTERNAL' })).key;
@@ -96,6 +97,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     getAs,
     close: async () => {
       await app.close();
+      await composition.close();
       await store.close();
       if (ownNamespace && config.redisUrl) await dropRedisNamespace(ownNamespace, config.redisUrl);
     },

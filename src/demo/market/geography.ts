@@ -2560,15 +2560,3 @@ export function demoCentroid(areaId: number): { latitude: number; longitude: num
   const area = demoAreas().areas.find((a) => a.id === areaId);
   return area ? { latitude: area.latitude, longitude: area.longitude } : undefined;
 }
-
-const EARTH_RADIUS_M = 6_371_000;
-
-/** Great-circle distance in metres. */
-export function distanceMetres(lat1: number, lon1: number, lat2: number, lon2: number): number {
-  const toRad = Math.PI / 180;
-  const dLat = (lat2 - lat1) * toRad;
-  const dLon = (lon2 - lon1) * toRad;
-  const a =
-    Math.sin(dLat / 2) ** 2 + Math.cos(lat1 * toRad) * Math.cos(lat2 * toRad) * Math.sin(dLon / 2) ** 2;
-  return 2 * EARTH_RADIUS_M * Math.asin(Math.sqrt(a));
-}

@@ -6,6 +6,15 @@
  * building a Kysely node tree for each would dominate the load time.
  */
 import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { startReplicationAt } from '../../jobs/refresh/pipeline-state.repository.ts';
+import {
+  forgetScopes,
+  type MarkerScope,
+  readScope,
+  setScopeTimes,
+  type TimedScope,
+  writeMarker,
+} from '../../modules/freshness/data-version.ts';
 import type { Store } from '../../platform/db/database.ts';
 import { BUILDING_COLUMNS, type Database, LISTING_COLUMNS } from '../../platform/db/tables.ts';
 import { DemoMarketGenerator } from './market.ts';
@@ -36,8 +45,8 @@ export interface LoadDemoResult {
   ms: number;
 }
 
-/** The `sync_state` scope that marks a store as holding the demo market. */
-export const DEMO_SCOPE = 'demo';
+/** The marker of a store holding the demo market (data-version.ts). */
+export const DEMO_SCOPE: MarkerScope = 'demo';
 
 /** What the demo scope records: how the stored market was generated. */
 export interface DemoRecord {
@@ -49,11 +58,7 @@ export interface DemoRecord {
 
 /** The stored demo market's generation record; null for a store without one. */
 export async function readDemoRecord(store: Store): Promise<DemoRecord | null> {
-  const row = await store.db
-    .selectFrom('sync_state')
-    .select('detail')
-    .where('scope', '=', DEMO_SCOPE)
-    .executeTakeFirst();
+  const row = await readScope(store.db, DEMO_SCOPE);
   if (!row?.detail) return null;
   const parsed = JSON.parse(row.detail) as Partial<DemoRecord>;
   if (
@@ -77,7 +82,7 @@ const REFRESH_SCOPES = [
   'refresh:search:rental',
   'refresh:search:sale',
   'refresh:buildings',
-] as const;
+] as const satisfies readonly TimedScope[];
 
 const MARKET_TABLES = [
   'listings',
@@ -205,29 +210,20 @@ export async function isStoreEmpty(store: Store): Promise<boolean> {
 }
 
 /** Written when a demo load starts and removed by the transaction that completes it. */
-export const DEMO_LOADING_SCOPE = 'demo:loading';
+export const DEMO_LOADING_SCOPE: MarkerScope = 'demo:loading';
 
 /**
  * True when a demo load started and never finished (the process was stopped
  * mid-load): the store holds part of a market and must be reloaded.
  */
 export async function isDemoLoadInterrupted(store: Store): Promise<boolean> {
-  const marker = await store.db
-    .selectFrom('sync_state')
-    .select('scope')
-    .where('scope', '=', DEMO_LOADING_SCOPE)
-    .executeTakeFirst();
-  return marker !== undefined;
+  return (await readScope(store.db, DEMO_LOADING_SCOPE)) !== null;
 }
 
-/** True when a demo market was loaded (its `sync_state` marker exists) and listings are present. */
+/** True when a demo market was loaded (its `demo` marker exists) and listings are present. */
 export async function hasDemoMarket(store: Store): Promise<boolean> {
-  const marker = await store.db
-    .selectFrom('sync_state')
-    .select('scope')
-    .where('scope', '=', DEMO_SCOPE)
-    .executeTakeFirst();
-  return marker !== undefined && !(await isStoreEmpty(store));
+  const marker = await readScope(store.db, DEMO_SCOPE);
+  return marker !== null && !(await isStoreEmpty(store));
 }
 
 /** Generates the demo market for (seed, scale, now) and writes it; see LoadDemoResult for the figures. */
@@ -239,11 +235,7 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
     await clearMarket(store);
   }
   // Committed before any market row, so an interrupted load is recognisable at the next start.
-  await store.db
-    .insertInto('sync_state')
-    .values({ scope: DEMO_LOADING_SCOPE, refreshed_at: options.now.toISOString(), detail: null })
-    .onConflict((oc) => oc.column('scope').doUpdateSet({ refreshed_at: options.now.toISOString() }))
-    .execute();
+  await writeMarker(store.db, DEMO_LOADING_SCOPE, options.now);
   const generator = new DemoMarketGenerator({ seed: options.seed, scale: options.scale, now: options.now });
   const writers = Object.fromEntries(
     Object.entries(COLUMNS).map(([table, columns]) => [
@@ -302,24 +294,13 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
 
   const nowIso = options.now.toISOString();
   await store.db.transaction().execute(async (trx) => {
-    const scopes = [
-      ...REFRESH_SCOPES.map((scope) => ({ scope, refreshed_at: nowIso, detail: null })),
-      {
-        scope: DEMO_SCOPE,
-        refreshed_at: nowIso,
-        detail: JSON.stringify({ seed: options.seed, scale: options.scale, generatedAt: nowIso }),
-      },
-    ];
-    await trx.deleteFrom('sync_state').where('scope', '=', DEMO_LOADING_SCOPE).execute();
-    for (const row of scopes) {
-      await trx
-        .insertInto('sync_state')
-        .values(row)
-        .onConflict((oc) =>
-          oc.column('scope').doUpdateSet({ refreshed_at: row.refreshed_at, detail: row.detail }),
-        )
-        .execute();
-    }
+    await forgetScopes(trx, [DEMO_LOADING_SCOPE]);
+    // The market is what upstream had at `now`: its data version and dataAge, and
+    // where replication resumes.
+    await setScopeTimes(trx, REFRESH_SCOPES, options.now);
+    await startReplicationAt(trx, options.now, options.now);
+    const record: DemoRecord = { seed: options.seed, scale: options.scale, generatedAt: nowIso };
+    await writeMarker(trx, DEMO_SCOPE, options.now, JSON.stringify(record));
   });
   if (store.dialect === 'postgres') {
     // Fresh bulk-loaded tables have no statistics; the planner needs them for the search indexes.
@@ -348,13 +329,10 @@ async function flushAll(writers: Record<WriterName, BatchWriter>, db: Kysely<Dat
   for (const writer of Object.values(writers)) await writer.flush(db);
 }
 
-/** Removes every market row (areas, violations and other scopes' sync state stay). */
+/** Removes every market row (areas, violations and other scopes' times stay). */
 async function clearMarket(store: Store): Promise<void> {
   await store.db.transaction().execute(async (trx) => {
     for (const table of MARKET_TABLES) await trx.deleteFrom(table).execute();
-    await trx
-      .deleteFrom('sync_state')
-      .where('scope', 'in', [DEMO_SCOPE, ...REFRESH_SCOPES])
-      .execute();
+    await forgetScopes(trx, [DEMO_SCOPE, ...REFRESH_SCOPES]);
   });
 }

@@ -5,6 +5,7 @@
  */
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
 import type { BuildingType } from '../../domain/listing.ts';
+import { rank } from '../../domain/ranking.ts';
 import { DAY_MS, HOUR_MS } from '../../platform/clock.ts';
 import type {
   BuildingScoresTable,
@@ -1283,41 +1284,6 @@ function mansionTaxPct(price: number): number {
   if (price < 20_000_000) return 3.5;
   if (price < 25_000_000) return 3.75;
   return 3.9;
-}
-
-interface RankInput {
-  photoCount: number;
-  daysActive: number;
-  has3d: boolean;
-  /** No fee (rentals) or an upcoming open house (sales). */
-  promoted: boolean;
-  price: number;
-  expected: number;
-  hasSqft: boolean;
-  scraped: boolean;
-}
-
-/**
- * RECOMMENDED sort key, 0–1000:
- *   300 × min(photos, 15) / 15            (rich galleries first)
- * + 250 × exp(−days since (re)listed / 30) (fresh inventory)
- * + 100 × has 3D tour
- * + 100 × no fee (rentals) / upcoming open house (sales)
- * + 150 × value, value = clamp((expected − price) / expected, −0.5, 0.5) + 0.5,
- *         expected = the area's typical price for this bedroom count and type today
- * +  50 × sqft known + 50 × detail scraped
- */
-export function rank(input: RankInput): number {
-  const value = Math.max(-0.5, Math.min(0.5, (input.expected - input.price) / input.expected)) + 0.5;
-  return Math.round(
-    (300 * Math.min(input.photoCount, 15)) / 15 +
-      250 * Math.exp(-input.daysActive / 30) +
-      (input.has3d ? 100 : 0) +
-      (input.promoted ? 100 : 0) +
-      150 * value +
-      (input.hasSqft ? 50 : 0) +
-      (input.scraped ? 50 : 0),
-  );
 }
 
 /** Move-in dates cluster on the 1st and 15th. */

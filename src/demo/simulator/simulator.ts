@@ -33,8 +33,9 @@
  *   (old null, new { id, startsAt, endsAt }).
  * Within one instant a listing's lifecycle events come before its open houses.
  */
+import { CLOSE_EVENT_TYPE, type ListingEventType } from '../../domain/events.ts';
 import { type Clock, DAY_MS } from '../../platform/clock.ts';
-import type { ListingEventType, ListingRow } from '../../platform/db/tables.ts';
+import type { ListingRow } from '../../platform/db/tables.ts';
 import type { UpstreamBuilding, UpstreamListing } from '../../upstream/source.ts';
 import { arrivalsOn, dayNumber, HISTORY_DAYS, type ListingKind } from '../market/lifecycle.ts';
 import {
@@ -490,12 +491,6 @@ function changedWithin(changes: readonly number[], from: number, to: number): bo
   return lo < changes.length && changes[lo]! <= to;
 }
 
-const CLOSE_EVENT: Readonly<Record<'RENTED' | 'SOLD' | 'DELISTED', ListingEventType>> = {
-  RENTED: 'listing.rented',
-  SOLD: 'listing.sold',
-  DELISTED: 'listing.delisted',
-};
-
 /** The events of one listing at from < instant ≤ to, in occurrence order. */
 export function timelineEvents(
   timeline: ListingTimeline,
@@ -549,7 +544,7 @@ export function timelineEvents(
       case 'DELISTED':
         if (inRange) {
           emit(e.at, 'listing.status_changed', status, 'OFF_MARKET');
-          emit(e.at, CLOSE_EVENT[e.kind], status, price);
+          emit(e.at, CLOSE_EVENT_TYPE[e.kind], status, price);
         }
         status = 'OFF_MARKET';
         break;

@@ -13,6 +13,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { knownBuildingIds } from '../../modules/building/building.repository.ts';
+import { markChanged, searchScopeOf } from '../../modules/freshness/data-version.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { chunks } from '../../platform/db/batches.ts';
 import type { Store } from '../../platform/db/database.ts';
@@ -132,6 +133,12 @@ export async function ingestListingsFile(
     for (let i = 0; i < records.length; i++) await take(records[i], i + 1);
   }
   await flush();
+  // Like every writer of listing data: move the data version of what changed, so
+  // a server on the same store drops its caches. An ingest confirms nothing with
+  // upstream, so `meta.dataAge` stays.
+  const changedAt = clock.now();
+  for (const type of report.summary.changedTypes) await markChanged(store.db, searchScopeOf(type), changedAt);
+  if (report.summary.detailsWritten > 0) await markChanged(store.db, 'detail', changedAt);
   report.withoutBuilding = await countListingsWithoutBuilding(store, buildingIds);
   onProgress(totalBytes, totalBytes);
   report.ms = Math.round(performance.now() - started);

@@ -3,8 +3,8 @@
  * row. Pure: the writer (listing-writer.ts) applies the result in the same
  * transaction as the row update, so the event log and the data never disagree.
  *
- * Event catalogue (documented in OpenAPI as webhooks, see
- * src/modules/events/event-catalogue.ts):
+ * Event catalogue (types in src/domain/events.ts, documented in OpenAPI as
+ * webhooks by src/modules/events/event-catalogue.ts):
  * - `listing.created`: first time the listing is seen. A listing first seen
  *   already in contract or off market also gets the status events below, as if
  *   from ACTIVE, so every consumer sees one complete lifecycle.
@@ -15,13 +15,9 @@
  * - `listing.open_house_added`: an open house id not seen before (needs the detail page).
  */
 
+import { CLOSE_EVENT_TYPE } from '../../domain/events.ts';
 import type { ListingEventInput } from '../../modules/events/event-log.ts';
-import {
-  LISTING_COLUMNS,
-  type ListingEventType,
-  type ListingRow,
-  type NewPriceEvent,
-} from '../../platform/db/tables.ts';
+import { LISTING_COLUMNS, type ListingRow, type NewPriceEvent } from '../../platform/db/tables.ts';
 import type { PipelineOwnedListingColumn, UpstreamListing } from '../../upstream/source.ts';
 
 /** The stored state the diff needs: the row and, when a detail page was stored, its open house ids. */
@@ -55,12 +51,6 @@ const COMPARED = LISTING_COLUMNS.filter(
     !PIPELINE_OWNED.has(column),
 );
 
-const CLOSE_EVENT: Record<'RENTED' | 'SOLD' | 'DELISTED', ListingEventType> = {
-  RENTED: 'listing.rented',
-  SOLD: 'listing.sold',
-  DELISTED: 'listing.delisted',
-};
-
 function pctChange(from: number, to: number): number | null {
   if (from === 0) return null;
   return Math.round(((to - from) / from) * 10_000) / 100;
@@ -84,7 +74,12 @@ export function diffListing(stored: StoredListing | null, incoming: UpstreamList
     if (from === next.status) return;
     events.push({ ...base, type: 'listing.status_changed', oldValue: from, newValue: next.status });
     if (next.status === 'OFF_MARKET' && next.closed_reason !== null) {
-      events.push({ ...base, type: CLOSE_EVENT[next.closed_reason], oldValue: from, newValue: next.price });
+      events.push({
+        ...base,
+        type: CLOSE_EVENT_TYPE[next.closed_reason],
+        oldValue: from,
+        newValue: next.price,
+      });
       priceEvent(next.closed_reason, next.price, null);
     } else if (next.status === 'IN_CONTRACT') {
       priceEvent('IN_CONTRACT', next.price, null);

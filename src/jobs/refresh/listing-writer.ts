@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { rank } from '../../demo/market/market.ts';
+import { rank } from '../../domain/ranking.ts';
 import { appendEvents, type ListingEventInput, lockEventLog } from '../../modules/events/event-log.ts';
 import { chunks } from '../../platform/db/batches.ts';
 import type { Store } from '../../platform/db/database.ts';

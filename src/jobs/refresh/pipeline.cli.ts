@@ -7,11 +7,11 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
-import { LISTING_EVENT_TYPES, toEventPayload } from '../../modules/events/event-catalogue.ts';
+import { isListingEventType, LISTING_EVENT_TYPES, type ListingEventType } from '../../domain/events.ts';
+import { toEventPayload } from '../../modules/events/event-catalogue.ts';
 import { latestSequence, readEvents } from '../../modules/events/event-log.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Store } from '../../platform/db/database.ts';
-import type { ListingEventType } from '../../platform/db/tables.ts';
 import { type IngestReport, ingestListingsFile } from './ingest.ts';
 import type { Refresher } from './refresher.ts';
 
@@ -47,10 +47,10 @@ function positiveInt(value: string): number {
 }
 
 function eventType(value: string, previous: ListingEventType[] = []): ListingEventType[] {
-  if (!(LISTING_EVENT_TYPES as readonly string[]).includes(value)) {
+  if (!isListingEventType(value)) {
     throw new InvalidArgumentError(`must be one of ${LISTING_EVENT_TYPES.join(', ')}`);
   }
-  return [...previous, value as ListingEventType];
+  return [...previous, value];
 }
 
 export function registerPipelineCommands(program: Command, options: PipelineCliOptions): void {

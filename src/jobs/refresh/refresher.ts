@@ -20,8 +20,8 @@ import { knownBuildingIds } from '../../modules/building/building.repository.ts'
 import {
   type ContentScope,
   type DataVersion,
-  markScopeChanged,
-  writeSyncState,
+  markChanged,
+  markConfirmed,
 } from '../../modules/freshness/data-version.ts';
 import type {
   LiveOutcome,
@@ -32,6 +32,7 @@ import type {
 import type { Clock } from '../../platform/clock.ts';
 import type { Store } from '../../platform/db/database.ts';
 import type { NewBuilding, NewPhoto } from '../../platform/db/tables.ts';
+import { TaskQueue } from '../../platform/jobs/task-queue.ts';
 import {
   type ListingSource,
   type UpstreamBuilding,
@@ -39,9 +40,13 @@ import {
   type UpstreamListing,
 } from '../../upstream/source.ts';
 import { type ApplySummary, addSummary, emptySummary, ListingWriter } from './listing-writer.ts';
-
-export const LISTINGS_HIGH_WATER_MARK = 'replication:listings';
-export const BUILDINGS_HIGH_WATER_MARK = 'replication:buildings';
+import {
+  BUILDINGS_HIGH_WATER_MARK,
+  type HighWaterMark,
+  LISTINGS_HIGH_WATER_MARK,
+  readHighWaterMark,
+  writeHighWaterMark,
+} from './pipeline-state.repository.ts';
 
 export interface RefresherOptions {
   store: Store;
@@ -96,12 +101,14 @@ export class Refresher implements RefreshPort {
   private readonly pageSize: number;
   private readonly minSearchIntervalMs: number;
   private readonly inFlight = new Map<string, Promise<unknown>>();
-  private readonly maxConcurrentBackground: number;
-  private readonly maxPendingBackground: number;
   private readonly versionBumpDelayMs: number;
-  /** Background single-target refreshes waiting for a slot, by key. */
-  private readonly queue = new Map<string, () => Promise<unknown>>();
-  private runningBackground = 0;
+  /**
+   * Background single-target refreshes, keyed `listing:<id>` / `building:<id>`:
+   * at most `maxConcurrentBackground` run at once, so a read burst over many
+   * stale listings cannot turn into an upstream storm; past
+   * `maxPendingBackground` waiting, requests are declined.
+   */
+  private readonly background: TaskQueue<string>;
   private readonly pendingScopes = new Set<ContentScope>();
   private bumpTimer: NodeJS.Timeout | null = null;
   private bumping: Promise<void> | null = null;
@@ -121,8 +128,14 @@ export class Refresher implements RefreshPort {
     this.writer = new ListingWriter(options.store);
     this.pageSize = options.pageSize ?? 500;
     this.minSearchIntervalMs = options.minSearchIntervalMs ?? 60_000;
-    this.maxConcurrentBackground = options.maxConcurrentBackground ?? 4;
-    this.maxPendingBackground = options.maxPendingBackground ?? 200;
+    this.background = new TaskQueue<string>({
+      concurrency: options.maxConcurrentBackground ?? 4,
+      maxPending: options.maxPendingBackground ?? 200,
+      onError: (error, key) => {
+        if (!(error instanceof UpstreamError && error.kind === 'not_found')) this.recordFailure(error);
+        this.log.warn({ err: error, target: key }, 'background refresh failed');
+      },
+    });
     this.versionBumpDelayMs = options.versionBumpDelayMs ?? 2_000;
     this.upstreamKind = options.upstreamKind ?? 'reso';
   }
@@ -131,7 +144,7 @@ export class Refresher implements RefreshPort {
     return {
       upstream: this.upstreamKind,
       lastFailure: this.lastFailure,
-      backgroundPending: this.queue.size + this.runningBackground,
+      backgroundPending: this.background.size,
     };
   }
 
@@ -166,9 +179,13 @@ export class Refresher implements RefreshPort {
         return true;
       }
       case 'listing':
-        return this.enqueue(`listing:${target.id}`, () => this.refreshListing(target.id, {}, 'deferred'));
+        return this.background.add(`listing:${target.id}`, () =>
+          this.refreshListing(target.id, {}, 'deferred'),
+        );
       case 'building':
-        return this.enqueue(`building:${target.id}`, () => this.refreshBuilding(target.id, 'deferred'));
+        return this.background.add(`building:${target.id}`, () =>
+          this.refreshBuilding(target.id, 'deferred'),
+        );
     }
   }
 
@@ -206,11 +223,9 @@ export class Refresher implements RefreshPort {
    * its version change is written (tests, shutdown).
    */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0 || this.queue.size > 0 || this.runningBackground > 0) {
+    while (this.inFlight.size > 0 || this.background.size > 0) {
       await Promise.allSettled([...this.inFlight.values()]);
-      if (this.inFlight.size === 0 && (this.queue.size > 0 || this.runningBackground > 0)) {
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      await this.background.idle();
     }
     await this.flushVersionBump();
   }
@@ -337,10 +352,10 @@ export class Refresher implements RefreshPort {
         }
         cursor = page.next;
       } while (cursor !== null);
-      const now = this.clock.now().toISOString();
+      const now = this.clock.now();
       if (latest !== null && latest !== since) await this.setHighWaterMark(BUILDINGS_HIGH_WATER_MARK, latest);
       if (result.created + result.updated > 0) await this.markChanged(['buildings']);
-      await writeSyncState(this.store.db, 'refresh:buildings', now);
+      await markConfirmed(this.store.db, ['buildings'], now);
       this.dataVersion.invalidate();
       result.ms = Math.round(performance.now() - started);
       return result;
@@ -381,37 +396,6 @@ export class Refresher implements RefreshPort {
 
   // ---- internals ---------------------------------------------------------
 
-  /**
-   * Queues a background single-target refresh: at most `maxConcurrentBackground`
-   * run at once, so a read burst over many stale listings cannot turn into an
-   * upstream storm; past `maxPendingBackground` waiting, requests are declined.
-   * Returns whether a refresh of the key is running or queued after the call.
-   */
-  private enqueue(key: string, run: () => Promise<unknown>): boolean {
-    if (this.inFlight.has(key) || this.queue.has(key)) return true;
-    if (this.queue.size >= this.maxPendingBackground) return false;
-    this.queue.set(key, run);
-    this.drainQueue();
-    return true;
-  }
-
-  private drainQueue(): void {
-    while (this.runningBackground < this.maxConcurrentBackground && this.queue.size > 0) {
-      const [key, run] = this.queue.entries().next().value as [string, () => Promise<unknown>];
-      this.queue.delete(key);
-      this.runningBackground++;
-      this.singleFlight(key, run)
-        .catch((error: unknown) => {
-          if (!(error instanceof UpstreamError && error.kind === 'not_found')) this.recordFailure(error);
-          this.log.warn({ err: error, target: key }, 'background refresh failed');
-        })
-        .finally(() => {
-          this.runningBackground--;
-          this.drainQueue();
-        });
-    }
-  }
-
   private deferVersionBump(scopes: readonly ContentScope[]): void {
     for (const scope of scopes) this.pendingScopes.add(scope);
     if (this.bumpTimer) return;
@@ -450,8 +434,7 @@ export class Refresher implements RefreshPort {
   private async finishSearchCycle(result: CycleResult): Promise<void> {
     await this.markChanged(this.changedScopes(result, result.detailsWritten > 0 ? ['detail'] : []));
     const now = this.clock.now();
-    await writeSyncState(this.store.db, 'refresh:search:rental', now.toISOString());
-    await writeSyncState(this.store.db, 'refresh:search:sale', now.toISOString());
+    await markConfirmed(this.store.db, ['search:rental', 'search:sale'], now);
     this.dataVersion.invalidate();
     this.lastSearchRefreshAt = now.getTime();
     this.log.info(
@@ -477,7 +460,7 @@ export class Refresher implements RefreshPort {
   private async markChanged(scopes: readonly ContentScope[]): Promise<void> {
     if (scopes.length === 0) return;
     const now = this.clock.now();
-    for (const scope of scopes) await markScopeChanged(this.store.db, scope, now);
+    for (const scope of scopes) await markChanged(this.store.db, scope, now);
     this.dataVersion.invalidate();
   }
 
@@ -554,31 +537,16 @@ export class Refresher implements RefreshPort {
     });
   }
 
-  private async highWaterMark(name: string): Promise<string | null> {
-    const row = await this.store.db
-      .selectFrom('pipeline_state')
-      .select('value')
-      .where('name', '=', name)
-      .executeTakeFirst();
-    if (row) return row.value;
-    // A store loaded as of an instant (the demo market, an ingested file) is in
-    // step with upstream up to that instant.
-    const scope = name === LISTINGS_HIGH_WATER_MARK ? 'search:rental' : 'buildings';
-    const state = await this.store.db
-      .selectFrom('sync_state')
-      .select('refreshed_at')
-      .where('scope', '=', scope)
-      .executeTakeFirst();
-    return state?.refreshed_at ?? null;
+  /**
+   * Where replication of the dataset resumes; null replicates from the start.
+   * A store loaded as of an instant (the demo market) has its marks set to it by the load.
+   */
+  private highWaterMark(name: HighWaterMark): Promise<string | null> {
+    return readHighWaterMark(this.store.db, name);
   }
 
-  private async setHighWaterMark(name: string, value: string): Promise<void> {
-    const now = this.clock.now().toISOString();
-    await this.store.db
-      .insertInto('pipeline_state')
-      .values({ name, value, updated_at: now })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ value, updated_at: now }))
-      .execute();
+  private setHighWaterMark(name: HighWaterMark, value: string): Promise<void> {
+    return writeHighWaterMark(this.store.db, name, value, this.clock.now());
   }
 }
 

@@ -1,12 +1,14 @@
 /**
  * Scheduled refresh cycles (SPEC "Data freshness rules" 2): search every 4–6 h
  * (a fresh random delay each time, so nodes and cycles do not synchronise),
- * buildings every 24 h. Intervals are in clock time; `speed` converts them to
- * real timer delays, so the demo's simulated clock (SIM_SPEED) speeds the
- * schedule up with it.
+ * buildings every 24 h. Both are PeriodicJobs, so intervals are in clock time
+ * (the demo's simulated clock speeds the schedule up with it), and both run at
+ * once on start when overdue, judged by when their dataset was last refreshed.
  */
 import type { Logger } from 'pino';
-import { type Clock, HOUR_MS } from '../../platform/clock.ts';
+import type { DataVersion } from '../../modules/freshness/data-version.ts';
+import { HOUR_MS } from '../../platform/clock.ts';
+import { type JobEnvironment, PeriodicJob } from '../../platform/jobs/periodic-job.ts';
 import type { Refresher } from './refresher.ts';
 
 export interface RefreshSchedule {
@@ -21,86 +23,50 @@ export const DEFAULT_SCHEDULE: RefreshSchedule = Object.freeze({
   buildingsMs: 24 * HOUR_MS,
 });
 
-export interface SchedulerOptions {
+export interface RefreshSchedulesOptions extends Omit<JobEnvironment, 'onError'> {
+  /** The cycles run, and the failures recorded for health. */
+  refresher: Pick<Refresher, 'replicate' | 'refreshBuildings' | 'recordFailure'>;
+  /** When each dataset was last refreshed (the data-version reader): decides overdue at start. */
+  dataVersion: Pick<DataVersion, 'refreshedAt'>;
   schedule?: RefreshSchedule;
-  /** Clock milliseconds per real millisecond (1 outside the simulated demo). */
-  speed?: number;
-  random?: () => number;
-  log?: Pick<Logger, 'info' | 'warn' | 'error'>;
-  /** When the data was last refreshed: a cycle overdue at start runs at once. */
-  lastSearchRefresh?: () => Promise<string | null>;
+  log?: Pick<Logger, 'warn'>;
 }
 
-export class RefreshScheduler {
-  private readonly schedule: RefreshSchedule;
-  private readonly speed: number;
-  private readonly random: () => number;
-  private readonly log: Pick<Logger, 'info' | 'warn' | 'error'> | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private stopped = true;
+export interface RefreshSchedules {
+  /** `refresh:search`: `replicate()` every 4–6 h; overdue at start once 4 h old. */
+  search: PeriodicJob;
+  /** `refresh:buildings`: `refreshBuildings()` every 24 h; overdue at start once 24 h old. */
+  buildings: PeriodicJob;
+}
 
-  constructor(
-    private readonly refresher: Refresher,
-    private readonly clock: Clock,
-    private readonly options: SchedulerOptions = {},
-  ) {
-    this.schedule = options.schedule ?? DEFAULT_SCHEDULE;
-    this.speed = options.speed ?? 1;
-    this.random = options.random ?? Math.random;
-    this.log = options.log;
-  }
-
-  /** The clock-time delay before the next search cycle: uniform in [min, max]. */
-  nextSearchDelayMs(): number {
-    const { searchMinMs, searchMaxMs } = this.schedule;
-    return searchMinMs + this.random() * (searchMaxMs - searchMinMs);
-  }
-
-  async start(): Promise<void> {
-    this.stopped = false;
-    const last = (await this.options.lastSearchRefresh?.()) ?? null;
-    const overdue =
-      last === null || this.clock.now().getTime() - Date.parse(last) >= this.schedule.searchMinMs;
-    this.after(overdue ? 0 : this.nextSearchDelayMs(), () => this.searchCycle());
-    this.after(this.schedule.buildingsMs, () => this.buildingsCycle());
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    await this.refresher.idle();
-  }
-
-  private async searchCycle(): Promise<void> {
-    try {
-      await this.refresher.replicate();
-    } catch (error) {
-      this.refresher.recordFailure(error);
-      this.log?.warn({ err: error }, 'scheduled search refresh failed; next attempt on schedule');
-    }
-    this.after(this.nextSearchDelayMs(), () => this.searchCycle());
-  }
-
-  private async buildingsCycle(): Promise<void> {
-    try {
-      await this.refresher.refreshBuildings();
-    } catch (error) {
-      this.refresher.recordFailure(error);
-      this.log?.warn({ err: error }, 'scheduled buildings refresh failed; next attempt on schedule');
-    }
-    this.after(this.schedule.buildingsMs, () => this.buildingsCycle());
-  }
-
-  private after(clockMs: number, run: () => Promise<void>): void {
-    if (this.stopped) return;
-    // setTimeout's ceiling is 2^31-1 ms; a longer wait would fire at once.
-    const delay = Math.min(2 ** 31 - 1, Math.max(0, Math.round(clockMs / this.speed)));
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      void run();
-    }, delay);
-    timer.unref();
-    this.timers.add(timer);
-  }
+/**
+ * The two refresh jobs, not started. A failed cycle is recorded on the
+ * refresher (health) and logged; the next attempt comes on schedule.
+ */
+export function createRefreshSchedules(options: RefreshSchedulesOptions): RefreshSchedules {
+  const { refresher, dataVersion, log, schedule = DEFAULT_SCHEDULE, ...environment } = options;
+  const random = environment.random ?? Math.random;
+  const onFailure = (cycle: string) => (error: unknown) => {
+    refresher.recordFailure(error);
+    log?.warn({ err: error }, `scheduled ${cycle} refresh failed; next attempt on schedule`);
+  };
+  return {
+    search: new PeriodicJob({
+      ...environment,
+      name: 'refresh:search',
+      run: () => refresher.replicate(),
+      interval: () => schedule.searchMinMs + random() * (schedule.searchMaxMs - schedule.searchMinMs),
+      overdueAfterMs: schedule.searchMinMs,
+      lastRunAt: () => dataVersion.refreshedAt('search:rental'),
+      onError: onFailure('search'),
+    }),
+    buildings: new PeriodicJob({
+      ...environment,
+      name: 'refresh:buildings',
+      run: () => refresher.refreshBuildings(),
+      interval: schedule.buildingsMs,
+      lastRunAt: () => dataVersion.refreshedAt('buildings'),
+      onError: onFailure('buildings'),
+    }),
+  };
 }

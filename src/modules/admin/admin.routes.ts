@@ -1,12 +1,19 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
-import type { Tier } from '../../domain/tiers.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { keyRoute } from '../../http/access.ts';
 import { ApiError } from '../../http/errors.ts';
 import { ErrorResponse } from '../../http/schemas.ts';
 import { looksLikeApiKey } from '../keys/api-key.ts';
-import type { ApiKeyRecord, KeyStatus, SubscriptionProvider } from '../keys/subscriptions.ts';
+import { toApiKeyView, toIssuedApiKeyView } from '../keys/keys.schema.ts';
+import {
+  changeApiKey,
+  type KeyChangeOutcome,
+  keyChangeRefusalMessage,
+  normalizeDateTime,
+  revokeApiKey,
+  validateKeyChange,
+} from '../keys/keys.service.ts';
+import type { ApiKeyRecord, SubscriptionProvider } from '../keys/subscriptions.ts';
 import {
   ApiKeyIdParams,
   ApiKeyListResponse,
@@ -16,67 +23,9 @@ import {
   type CreateApiKeyInput,
   IssuedApiKeyResponse,
   ListApiKeysQuery,
-  normalizeDateTime,
-  toApiKeyView,
-  toIssuedApiKeyView,
   UpdateApiKeyBody,
   type UpdateApiKeyInput,
 } from './admin.schema.ts';
-
-/** A change to one key, as the admin API and the CLI express it (validated, dates normalised). */
-export interface KeyChange {
-  tier?: Tier;
-  status?: KeyStatus;
-  subscriptionEndsAt?: string | null;
-}
-
-/**
- * Applies a change to a key through the subscription provider, enforcing the
- * one lifecycle rule: `revoked` is final (re-revoking is a no-op). Tightening
- * status (disable/revoke) is applied first and loosening (enable) last, so a
- * change that fails half-way never leaves a key more usable than asked.
- *
- * The check here gives a clear 409; the provider's UPDATE also refuses to touch
- * a revoked key, so a revoke racing an enable cannot be undone.
- */
-export async function changeApiKey(
-  provider: SubscriptionProvider,
-  current: ApiKeyRecord,
-  change: KeyChange,
-): Promise<ApiKeyRecord | ApiError> {
-  const id = current.id;
-  if (current.status === 'revoked') {
-    const onlyRevoke =
-      change.tier === undefined &&
-      change.subscriptionEndsAt === undefined &&
-      (change.status === undefined || change.status === 'revoked');
-    if (!onlyRevoke) {
-      return new ApiError(
-        'CONFLICT',
-        `API key ${current.hint} (id ${id}) is revoked; a revoked key can never be re-enabled or changed. Issue a new key instead.`,
-        { currentStatus: 'revoked' },
-      );
-    }
-    return current;
-  }
-  let record: ApiKeyRecord | undefined = current;
-  const tightening = change.status !== undefined && change.status !== 'active';
-  if (tightening && change.status !== current.status) record = await provider.setStatus(id, change.status!);
-  if (record && change.tier !== undefined && change.tier !== current.tier) {
-    record = await provider.setTier(id, change.tier);
-  }
-  if (
-    record &&
-    change.subscriptionEndsAt !== undefined &&
-    change.subscriptionEndsAt !== current.subscriptionEndsAt
-  ) {
-    record = await provider.setSubscriptionEnd(id, change.subscriptionEndsAt);
-  }
-  if (record && change.status === 'active' && current.status !== 'active') {
-    record = await provider.setStatus(id, 'active');
-  }
-  return record ?? ApiError.notFound('API key', id);
-}
 
 function invalidDate(field: string): ApiError {
   return new ApiError('INVALID_BODY', `Invalid field "${field}": must be an ISO 8601 date-time with offset`, {
@@ -118,6 +67,17 @@ function rejectUnknownFields(allowed: readonly string[]) {
   };
 }
 
+/** The changed key, or the refusal as the HTTP error the admin API answers with. */
+function changedKeyOrThrow(outcome: KeyChangeOutcome): ApiKeyRecord {
+  if (outcome.ok) return outcome.key;
+  switch (outcome.reason) {
+    case 'revoked':
+      throw new ApiError('CONFLICT', keyChangeRefusalMessage(outcome), { currentStatus: 'revoked' });
+    case 'not_found':
+      throw ApiError.notFound('API key', outcome.id);
+  }
+}
+
 function noStore(reply: FastifyReply): void {
   // Admin answers describe credentials (and, once, contain one): never cache them.
   reply.header('Cache-Control', 'no-store');
@@ -137,9 +97,17 @@ function noStore(reply: FastifyReply): void {
  * disablement take effect on the next request because keys are checked
  * against the provider on every request.
  */
-export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const provider = ctx.subscriptions;
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+export interface AdminRouteServices {
+  subscriptions: SubscriptionProvider;
+  /** Word before the UUID in API keys: a path that looks like a key is refused, never looked up. */
+  apiKeyPrefix: string;
+}
+
+export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async (
+  app,
+  { subscriptions: provider, apiKeyPrefix },
+) => {
+  const typed = app;
   const access = keyRoute('INTERNAL');
   const tags = ['Admin'];
 
@@ -163,7 +131,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
 
   /** Ids only: a key in a URL would end up in access logs, so keys are never looked up by path. */
   const findById = async (id: string): Promise<ApiKeyRecord> => {
-    if (looksLikeApiKey(id, ctx.config.apiKeyPrefix)) {
+    if (looksLikeApiKey(id, apiKeyPrefix)) {
       throw new ApiError('NOT_FOUND', 'No API key has this id; address keys by their id, never by the key');
     }
     const record = await provider.find(id);
@@ -172,7 +140,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
   };
 
   typed.post(
-    '/v1/admin/keys',
+    '/admin/keys',
     {
       config: { access },
       preValidation: rejectUnknownFields(['account', 'tier', 'subscriptionEndsAt']),
@@ -198,7 +166,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
   );
 
   typed.get(
-    '/v1/admin/keys',
+    '/admin/keys',
     {
       config: { access },
       schema: {
@@ -219,7 +187,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
   );
 
   typed.get(
-    '/v1/admin/keys/:id',
+    '/admin/keys/:id',
     {
       config: { access },
       schema: {
@@ -239,7 +207,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
   );
 
   typed.patch(
-    '/v1/admin/keys/:id',
+    '/admin/keys/:id',
     {
       config: { access },
       preValidation: rejectUnknownFields(['tier', 'status', 'subscriptionEndsAt']),
@@ -262,20 +230,16 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
     },
     async (request, reply) => {
       const body: UpdateApiKeyInput = request.body;
-      if (body.tier === undefined && body.status === undefined && body.subscriptionEndsAt === undefined) {
+      const validation = validateKeyChange(body);
+      if (!validation.ok) {
+        if (validation.reason === 'invalid_date') throw invalidDate(validation.field);
         throw new ApiError(
           'INVALID_BODY',
           'The body must set at least one of tier, status, subscriptionEndsAt',
         );
       }
-      const change: KeyChange = {
-        tier: body.tier,
-        status: body.status,
-        subscriptionEndsAt: bodyDateTime(body.subscriptionEndsAt, 'subscriptionEndsAt'),
-      };
       const current = await findById(request.params.id);
-      const result = await changeApiKey(provider, current, change);
-      if (result instanceof ApiError) throw result;
+      const result = changedKeyOrThrow(await changeApiKey(provider, current, validation.change));
       audit(request, 'api_key.update', result);
       noStore(reply);
       return { data: toApiKeyView(result) };
@@ -283,7 +247,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
   );
 
   typed.delete(
-    '/v1/admin/keys/:id',
+    '/admin/keys/:id',
     {
       config: { access },
       schema: {
@@ -298,11 +262,10 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void
     },
     async (request, reply) => {
       const current = await findById(request.params.id);
-      const result = await changeApiKey(provider, current, { status: 'revoked' });
-      if (result instanceof ApiError) throw result;
+      const result = changedKeyOrThrow(await revokeApiKey(provider, current));
       audit(request, 'api_key.revoke', result);
       noStore(reply);
       return { data: toApiKeyView(result) };
     },
   );
-}
+};

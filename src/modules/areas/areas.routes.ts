@@ -1,18 +1,23 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
-import { describeFreshness } from '../../domain/freshness.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
 import { capPerPage, paginatedMeta, paramNames } from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
 import { readErrors } from '../../http/schemas.ts';
 import { type AreaInclude, ListAreasQuery, ListAreasResponse } from './areas.schema.ts';
+import type { AreasService } from './areas.service.ts';
 
 const KNOWN = paramNames(ListAreasQuery);
 
-export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/v1/areas',
+export interface AreaRouteServices {
+  areas: AreasService;
+  /** Origin of pagination links (PUBLIC_URL). */
+  publicUrl: string;
+}
+
+/** `/areas`: the area tree (public). */
+export const areaRoutes: FastifyPluginAsyncTypebox<AreaRouteServices> = async (app, { areas, publicUrl }) => {
+  app.get(
+    '/areas',
     {
       config: { access: PUBLIC_ROUTE },
       schema: {
@@ -30,31 +35,12 @@ export function registerAreaRoutes(app: FastifyInstance, ctx: AppContext): void 
       const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
       const page = { page: query.page ?? 1, perPage: capped.perPage };
       const include = new Set((query.include?.split(',') ?? []) as AreaInclude[]);
-      const result = await ctx.areas.list({
-        ...query,
-        include,
-        ...page,
-        dataVersion: await ctx.dataVersion.version(),
-      });
+      const result = await areas.list({ ...query, include, ...page, tier: request.caller.tier });
       assertPageInRange(page, result.total);
-      const freshness = describeFreshness({
-        tier: request.caller.tier,
-        kind: 'search',
-        refreshedAt: await ctx.dataVersion.refreshedAt('areas'),
-        now: ctx.clock.now(),
-      });
       return {
         data: result.items,
-        meta: paginatedMeta(
-          request,
-          ctx.config.publicUrl,
-          freshness,
-          page,
-          result.total,
-          KNOWN,
-          capped.warnings,
-        ),
+        meta: paginatedMeta(request, publicUrl, result.meta, page, result.total, KNOWN, capped.warnings),
       };
     },
   );
-}
+};

@@ -1,8 +1,12 @@
 import type { Kysely } from 'kysely';
+import type { Freshness } from '../../domain/freshness.ts';
+import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import { type AreaRecord, type AreaTree, foldName } from '../../reference/areas.ts';
+import type { DataVersion } from '../freshness/data-version.ts';
+import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { countActiveListingsByArea } from './areas.repository.ts';
 import type { Area, AreaInclude } from './areas.schema.ts';
 
@@ -13,13 +17,13 @@ export interface AreaQuery {
   include: ReadonlySet<AreaInclude>;
   page: number;
   perPage: number;
-  /** Current data version (listing counts are cached per version). */
-  dataVersion: string;
+  tier: Tier;
 }
 
 export interface AreaPage {
   items: Area[];
   total: number;
+  meta: Freshness;
 }
 
 /** Rolled-up counts are cached this long: they change only as the market refreshes. */
@@ -51,6 +55,8 @@ export class AreasService {
     private readonly tree: AreaTree,
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly dataVersion: DataVersion,
+    private readonly freshness: FreshnessPolicy,
   ) {}
 
   async list(query: AreaQuery): Promise<AreaPage> {
@@ -71,9 +77,11 @@ export class AreasService {
     const total = matches.length;
     const start = (query.page - 1) * query.perPage;
     const pageRecords = matches.slice(start, start + query.perPage);
-    const counts = query.include.has('counts') ? await this.rolledUpCounts(query.dataVersion) : null;
+    const counts = query.include.has('counts')
+      ? await this.rolledUpCounts(await this.dataVersion.version())
+      : null;
     const items = pageRecords.map((record) => this.present(record, query.include, counts));
-    return { items, total };
+    return { items, total, meta: await this.freshness.ofReference(query.tier, 'areas') };
   }
 
   private present(

@@ -1,8 +1,7 @@
 import { FCC_DISCLAIMER } from '../../domain/broadband.ts';
 import { fitStoredRecord } from '../../platform/db/stored-json.ts';
 import type { BuildingScoresRow } from '../../platform/db/tables.ts';
-import { toPhoto } from '../property/property.mapper.ts';
-import type { PhotoRow } from '../property/property.repository.ts';
+import { type PhotoRow, toPhoto } from '../photos/photo.mapper.ts';
 import type { BuildingDetailRow, ViolationRow } from './building.repository.ts';
 import {
   BuildingAdditionalDetailsSchema,

@@ -10,7 +10,7 @@ import {
   type ListingRow,
 } from '../../platform/db/tables.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
-import type { PhotoRow } from '../property/property.repository.ts';
+import type { PhotoRow } from '../photos/photo.mapper.ts';
 
 /** Columns the detail does not serve: search denormalizations and row bookkeeping. */
 const NOT_SERVED = ['fiber_available', 'max_download_mbps', 'created_at', 'updated_at'] as const;

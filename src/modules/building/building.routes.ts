@@ -1,41 +1,40 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ListingStatus } from '../../domain/listing.ts';
 import { keyRoute } from '../../http/access.ts';
-import { capPerPage, paginatedMeta, paramNames } from '../../http/envelope.ts';
+import { capPerPage, paginatedMeta, paramNames, sendServedJson } from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
-import { DetailFreshness } from '../property/detail-freshness.ts';
-import { assertPathId, sendServedJson } from '../property/property.routes.ts';
+import { assertPathId } from '../../http/path-id.ts';
+import { detailErrors } from '../../http/schemas.ts';
 import {
   BuildingDetailResponse,
   BuildingIdParams,
   BuildingListingsQuery,
   BuildingListingsResponse,
   BuildingScoresResponse,
-  buildingErrors,
   ViolationsResponse,
 } from './building.schema.ts';
-import { BuildingService, MAX_VIOLATIONS } from './building.service.ts';
+import { type BuildingService, MAX_VIOLATIONS } from './building.service.ts';
 
 const FRESHNESS_NOTE =
   '`meta.dataAge` is when the building was last refreshed from upstream; when it is older than the caller tier detail threshold, a background refresh of the building is started (`meta.refreshTriggered`).';
 
-export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const service = new BuildingService(
-    ctx.store.db,
-    ctx.areaTree,
-    ctx.clock,
-    new DetailFreshness(ctx.refresher, ctx.config.upstream.liveTimeoutMs),
-    ctx.config.photoBaseUrl,
-  );
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+export interface BuildingRouteServices {
+  building: BuildingService;
+  /** Origin of pagination links (PUBLIC_URL). */
+  publicUrl: string;
+}
+
+/** `/building/…`: one building, its listings, scores and HPD violations (Starter+). */
+export const buildingRoutes: FastifyPluginAsyncTypebox<BuildingRouteServices> = async (
+  app,
+  { building: service, publicUrl },
+) => {
   const tags = ['Buildings'];
   const access = keyRoute('STARTER');
   const checkId = assertPathId('Building');
 
-  typed.get(
-    '/v1/building/:id',
+  app.get(
+    '/building/:id',
     {
       config: { access },
       preValidation: checkId,
@@ -45,22 +44,16 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
         summary: 'Get a building',
         description: `The building record: address, type, age and size, amenities, policies, NYC public-record data (community district, police precinct, building class), developer and architect, tax abatement, management, BBL (absent when unknown), likely internet providers from the FCC Broadband Data Collection (with the FCC's required disclaimer) and photos. ${FRESHNESS_NOTE}`,
         params: BuildingIdParams,
-        response: { 200: BuildingDetailResponse, ...buildingErrors },
+        response: { 200: BuildingDetailResponse, ...detailErrors },
       },
     },
     async (request, reply) =>
-      sendServedJson(
-        reply,
-        await service.detail(request.params.id, request.caller.tier, {
-          data: await ctx.dataVersion.version(),
-          photos: (await ctx.dataVersion.changedAt('buildings')) ?? 'never',
-        }),
-      ),
+      sendServedJson(reply, await service.detail(request.params.id, request.caller.tier)),
   );
 
   const listingsKnown = paramNames(BuildingListingsQuery);
-  typed.get(
-    '/v1/building/:id/listings',
+  app.get(
+    '/building/:id/listings',
     {
       config: { access },
       preValidation: checkId,
@@ -72,7 +65,7 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
           "The building's listings as ListingSummary rows, newest first (unknown listing dates last, ties by id). `status` (comma-separated) defaults to `ACTIVE` as in search; `listingType` to both. Paged like search: `perPage` is capped by the caller tier maximum with a warning, unknown parameters are ignored with a warning. `meta.dataAge` is the age of the oldest row served (building or listing), against the tier search threshold.",
         params: BuildingIdParams,
         querystring: BuildingListingsQuery,
-        response: { 200: BuildingListingsResponse, ...buildingErrors },
+        response: { 200: BuildingListingsResponse, ...detailErrors },
       },
     },
     async (request) => {
@@ -94,7 +87,7 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
         data: result.items,
         meta: paginatedMeta(
           request,
-          ctx.config.publicUrl,
+          publicUrl,
           result.meta,
           page,
           result.total,
@@ -105,8 +98,8 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
     },
   );
 
-  typed.get(
-    '/v1/building/:id/scores',
+  app.get(
+    '/building/:id/scores',
     {
       config: { access },
       preValidation: checkId,
@@ -116,14 +109,14 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
         summary: 'Building scores',
         description: `Composite scores 0–100 (higher is better) derived from public city data and updated weekly: health (HPD violations), noise (complaints within 200 m), safety (crime within 400 m), transit (subway and bus access). A score the building lacks is null. ${FRESHNESS_NOTE}`,
         params: BuildingIdParams,
-        response: { 200: BuildingScoresResponse, ...buildingErrors },
+        response: { 200: BuildingScoresResponse, ...detailErrors },
       },
     },
     async (request) => service.scores(request.params.id, request.caller.tier),
   );
 
-  typed.get(
-    '/v1/building/:id/violations',
+  app.get(
+    '/building/:id/violations',
     {
       config: { access },
       preValidation: checkId,
@@ -133,7 +126,7 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
         summary: 'HPD violations of a building',
         description: `NYC HPD housing maintenance code violations linked to the building by its BBL, newest inspection first (at most ${MAX_VIOLATIONS}; a warning says when more exist). A building without a known BBL answers 200 with an empty list and a \`meta.warnings\` entry saying no BBL is known, so clients need no special case. ${FRESHNESS_NOTE}`,
         params: BuildingIdParams,
-        response: { 200: ViolationsResponse, ...buildingErrors },
+        response: { 200: ViolationsResponse, ...detailErrors },
       },
     },
     async (request) => {
@@ -141,4 +134,4 @@ export function registerBuildingRoutes(app: FastifyInstance, ctx: AppContext): v
       return { data, meta: { ...meta, warnings } };
     },
   );
-}
+};

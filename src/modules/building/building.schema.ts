@@ -1,19 +1,21 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { FCC_DISCLAIMER } from '../../domain/broadband.ts';
 import { BUILDING_TYPES, LISTING_STATUSES } from '../../domain/listing.ts';
-import { dataResponse, listResponse, MetaSchema, PageQuery, StringEnum } from '../../http/schemas.ts';
-import { ListingSummarySchema } from '../listings/listing.schema.ts';
+import { resourceIdParam } from '../../http/path-id.ts';
 import {
-  ListingPhotoSchema,
+  dataResponse,
   Literals,
+  listResponse,
+  MetaSchema,
   nullableBoolean,
   nullableInteger,
   nullableNumber,
   nullableString,
-  resourceIdParam,
-} from '../property/property.schema.ts';
-
-export { detailErrors as buildingErrors } from '../property/property.schema.ts';
+  PageQuery,
+  StringEnum,
+} from '../../http/schemas.ts';
+import { ListingSummarySchema } from '../listings/listing.schema.ts';
+import { ListingPhotoSchema } from '../photos/photos.schema.ts';
 
 const str = nullableString;
 const num = nullableNumber;

@@ -1,19 +1,20 @@
 import type { Kysely } from 'kysely';
-import type { Freshness } from '../../domain/freshness.ts';
+import type { Freshness, Served, ServedJson } from '../../domain/freshness.ts';
 import type { ListingStatus, ListingType } from '../../domain/listing.ts';
 import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import type { DataVersion } from '../freshness/data-version.ts';
+import { DetailReader } from '../freshness/detail-reader.ts';
+import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
 import type { ListingSummary } from '../listings/listing.schema.ts';
-import { SummaryCache } from '../listings/summary-cache.ts';
-import type { DetailFreshness } from '../property/detail-freshness.ts';
-import type { PhotoRow } from '../property/property.repository.ts';
-import type { Served, ServedJson } from '../property/property.service.ts';
+import type { PhotoRow } from '../photos/photo.mapper.ts';
 import { toBuildingDetail, toBuildingScores, toHpdViolation } from './building.mapper.ts';
 import {
+  type BuildingDetailRow,
   type BuildingHeader,
   findBuilding,
   findBuildingHeader,
@@ -68,49 +69,50 @@ class BuildingPhotoCache {
   }
 }
 
-/** One building and its sub-resources, with the freshness rules applied through `DetailFreshness`. */
+/** One building and its sub-resources, with the freshness rules of the `FreshnessPolicy`. */
 export class BuildingService {
   private readonly photos: BuildingPhotoCache;
+  private readonly reader: DetailReader<BuildingDetailRow>;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly areaTree: AreaTree,
     private readonly clock: Clock,
-    private readonly freshness: DetailFreshness,
+    private readonly freshness: FreshnessPolicy,
+    private readonly dataVersion: DataVersion,
     private readonly photoBaseUrl: string,
-    private readonly cache = new SummaryCache(BUILDING_CACHE_ENTRIES),
   ) {
     this.photos = new BuildingPhotoCache(db);
+    this.reader = new DetailReader(
+      {
+        resource: 'Building',
+        header: async (id) => {
+          const header = await findBuildingHeader(db, id);
+          return header && { refreshedAt: header.refreshed_at };
+        },
+        full: (id) => findBuilding(db, id),
+      },
+      BUILDING_CACHE_ENTRIES,
+    );
   }
 
-  /**
-   * The building JSON is cached per data version (every building write moves
-   * it); its freshness is read per request, since a refresh that finds
-   * nothing changed moves only the row's `refreshed_at`.
-   */
-  async detail(id: string, tier: Tier, versions: { data: string; photos: string }): Promise<ServedJson> {
-    const now = this.clock.now();
-    this.cache.useVersion(versions.data);
-    let entry = this.cache.get(id, now.getTime());
-    let refreshedAt: string;
-    if (entry) {
-      const header = await findBuildingHeader(this.db, id);
-      if (!header) throw ApiError.notFound('Building', id);
-      refreshedAt = header.refreshed_at;
-    } else {
-      const row = await findBuilding(this.db, id);
-      if (!row) throw ApiError.notFound('Building', id);
-      const photos = await this.photos.get(id, versions.photos);
-      const data = toBuildingDetail(row, this.areaName(row.area_id), photos, this.photoBaseUrl);
-      entry = {
-        json: Buffer.from(JSON.stringify(data)),
-        detailScraped: true,
-        validUntil: Number.POSITIVE_INFINITY,
-      };
-      this.cache.set(id, entry, versions.data);
-      refreshedAt = row.refreshed_at;
-    }
-    return { json: entry.json, meta: this.meta({ id }, tier, 'detail', refreshedAt) };
+  /** `GET /building/{id}`: the record with its photos; a building record is complete as stored. */
+  async detail(id: string, tier: Tier): Promise<ServedJson> {
+    const version = await this.dataVersion.version();
+    // Building photos are written only with buildings: their version is the buildings scope's.
+    const photosVersion = (await this.dataVersion.changedAt('buildings')) ?? 'never';
+    const read = await this.reader.read(id, version, this.clock.now(), async (row) => ({
+      data: toBuildingDetail(
+        row,
+        this.areaName(row.area_id),
+        await this.photos.get(id, photosVersion),
+        this.photoBaseUrl,
+      ),
+      detailScraped: true,
+      validUntil: Number.POSITIVE_INFINITY,
+      refreshedAt: row.refreshed_at,
+    }));
+    return { json: read.json, meta: this.meta({ id }, tier, 'detail', read.refreshedAt) };
   }
 
   async scores(id: string, tier: Tier): Promise<Served<BuildingScores>> {
@@ -191,10 +193,13 @@ export class BuildingService {
     refreshedAt: string,
     detailScraped = true,
   ): Freshness {
-    return this.freshness.meta(
-      { tier, kind, target: { kind: 'building', id: building.id }, refreshedAt, detailScraped },
-      this.clock.now(),
-    );
+    return this.freshness.ofRecord({
+      tier,
+      kind,
+      target: { kind: 'building', id: building.id },
+      refreshedAt,
+      detailScraped,
+    });
   }
 
   private areaName(areaId: number): string {

@@ -9,20 +9,9 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { LISTING_EVENT_TYPES, type ListingEventType } from '../../domain/events.ts';
 import { StringEnum } from '../../http/schemas.ts';
-import type { ListingEventType } from '../../platform/db/tables.ts';
 import type { ListingEvent } from './event-log.ts';
-
-export const LISTING_EVENT_TYPES = [
-  'listing.created',
-  'listing.price_decreased',
-  'listing.price_increased',
-  'listing.status_changed',
-  'listing.delisted',
-  'listing.rented',
-  'listing.sold',
-  'listing.open_house_added',
-] as const satisfies readonly ListingEventType[];
 
 interface EventDoc {
   summary: string;
@@ -30,6 +19,7 @@ interface EventDoc {
   newValue: string;
 }
 
+/** One entry per event type: the Record makes a type without documentation a compile error. */
 const EVENT_DOCS: Record<ListingEventType, EventDoc> = {
   'listing.created': {
     summary: 'A listing was seen for the first time (any newly indexed listing, citywide).',

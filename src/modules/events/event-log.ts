@@ -10,13 +10,9 @@
  * harmless.
  */
 import { type Kysely, sql } from 'kysely';
+import type { ListingEventType } from '../../domain/events.ts';
 import type { Dialect } from '../../platform/db/database.ts';
-import type {
-  Database,
-  ListingEventRow,
-  ListingEventType,
-  NewListingEvent,
-} from '../../platform/db/tables.ts';
+import type { Database, ListingEventRow, NewListingEvent } from '../../platform/db/tables.ts';
 
 /** Any fixed 64-bit number, unique to this lock within the database. */
 const APPEND_LOCK_KEY = 7_305_551_234;

@@ -1,35 +1,100 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import {
+  deleteScopes,
+  type StoredScope,
+  selectAllScopes,
+  selectScope,
+  upsertScope,
+} from './data-version.repository.ts';
 
 /**
- * Dataset scopes tracked in `sync_state`.
+ * The owner of the data version: every write of a scope's time goes through
+ * this module (storage in data-version.repository.ts), and every scope is named
+ * by its type. Three kinds of scope:
  *
- * A plain scope's time moves when its data changed: the data version (and so
- * every derived cache) is built from those. A `refresh:` scope records only that
- * a refresh confirmed the data with upstream, changed or not: it feeds
- * `meta.dataAge` without invalidating caches.
+ * - A content scope's time moves when its data changed. The data version (and
+ *   so every derived cache) is built from these times, and nothing else.
+ * - A confirmation (`refresh:<scope>`) records only that a refresh confirmed
+ *   the whole dataset with upstream, changed or not: it feeds `meta.dataAge`
+ *   without invalidating caches.
+ * - A marker records an event with its detail (the demo market loaded, a demo
+ *   load under way, the last scores run); it never moves the version.
+ *
+ * Write functions take the store's `db` or a transaction, so a writer can
+ * record its change in the transaction that makes it.
  */
-export type ContentScope = 'search:rental' | 'search:sale' | 'buildings' | 'detail' | 'areas' | 'demo';
-export type SyncScope = ContentScope | `refresh:${'search:rental' | 'search:sale' | 'buildings'}`;
-const REFRESH_PREFIX = 'refresh:';
+export const CONTENT_SCOPES = ['search:rental', 'search:sale', 'buildings', 'detail', 'areas'] as const;
+export type ContentScope = (typeof CONTENT_SCOPES)[number];
 
-export async function readSyncStates(db: Kysely<Database>): Promise<Map<string, string>> {
-  const rows = await db.selectFrom('sync_state').select(['scope', 'refreshed_at']).execute();
-  return new Map(rows.map((r) => [r.scope, r.refreshed_at]));
+/** Content scopes a refresh confirms as a whole with upstream. */
+export type ConfirmableScope = 'search:rental' | 'search:sale' | 'buildings';
+export type ConfirmationScope = `refresh:${ConfirmableScope}`;
+const CONFIRMATION_SCOPES = [
+  'refresh:search:rental',
+  'refresh:search:sale',
+  'refresh:buildings',
+] as const satisfies readonly ConfirmationScope[];
+
+/**
+ * - `demo`: the store holds the demo market; detail is its generation record (JSON).
+ * - `demo:loading`: a demo load started and has not completed.
+ * - `scores`: when building scores were last computed; detail is the run's summary (JSON).
+ */
+export const MARKER_SCOPES = ['demo', 'demo:loading', 'scores'] as const;
+export type MarkerScope = (typeof MARKER_SCOPES)[number];
+
+export type SyncScope = ContentScope | ConfirmationScope | MarkerScope;
+
+/** A scope whose time is part of the store's position: what `setScopeTimes` may set. */
+export type TimedScope = ContentScope | ConfirmationScope;
+
+const KNOWN_SCOPES: ReadonlySet<string> = new Set<SyncScope>([
+  ...CONTENT_SCOPES,
+  ...CONFIRMATION_SCOPES,
+  ...MARKER_SCOPES,
+]);
+const CONTENT: ReadonlySet<string> = new Set<ContentScope>(CONTENT_SCOPES);
+
+export interface ScopeRecord {
+  scope: SyncScope;
+  /** ISO 8601 UTC: when the scope last changed, was confirmed, or its marker was written. */
+  at: string;
+  detail: string | null;
 }
 
-export async function writeSyncState(
-  db: Kysely<Database>,
-  scope: SyncScope,
-  refreshedAt: string,
-  detail: string | null = null,
-): Promise<void> {
-  await db
-    .insertInto('sync_state')
-    .values({ scope, refreshed_at: refreshedAt, detail })
-    .onConflict((oc) => oc.column('scope').doUpdateSet({ refreshed_at: refreshedAt, detail }))
-    .execute();
+function isSyncScope(scope: string): scope is SyncScope {
+  return KNOWN_SCOPES.has(scope);
+}
+
+function toRecord(row: StoredScope): ScopeRecord | null {
+  return isSyncScope(row.scope) ? { scope: row.scope, at: row.at, detail: row.detail } : null;
+}
+
+/** The content scope of a listing type's search data. */
+export function searchScopeOf(listingType: 'rental' | 'sale'): ContentScope {
+  return listingType === 'rental' ? 'search:rental' : 'search:sale';
+}
+
+export function confirmationOf(scope: ConfirmableScope): ConfirmationScope {
+  return `refresh:${scope}`;
+}
+
+/** Every known scope's record, ordered by scope name (code-unit order, the same in either dialect). */
+export async function readScopes(db: Kysely<Database>): Promise<ScopeRecord[]> {
+  const records: ScopeRecord[] = [];
+  for (const row of await selectAllScopes(db)) {
+    const record = toRecord(row);
+    if (record) records.push(record);
+  }
+  return records.sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
+}
+
+/** The scope's record; null when it was never written (or was forgotten). */
+export async function readScope(db: Kysely<Database>, scope: SyncScope): Promise<ScopeRecord | null> {
+  const row = await selectScope(db, scope);
+  return row ? toRecord(row) : null;
 }
 
 /**
@@ -38,38 +103,78 @@ export async function writeSyncState(
  * previous one, so two changes within one clock tick (or under a stopped test
  * clock) still invalidate. Returns the time written.
  */
-export async function markScopeChanged(
+export async function markChanged(
   db: Kysely<Database>,
   scope: ContentScope,
   now: Date,
   detail: string | null = null,
 ): Promise<string> {
-  const current = await db
-    .selectFrom('sync_state')
-    .select('refreshed_at')
-    .where('scope', '=', scope)
-    .executeTakeFirst();
+  const current = await selectScope(db, scope);
   let at = now.getTime();
-  if (current) at = Math.max(at, Date.parse(current.refreshed_at) + 1);
+  if (current) at = Math.max(at, Date.parse(current.at) + 1);
   const iso = new Date(at).toISOString();
-  await writeSyncState(db, scope, iso, detail);
+  await upsertScope(db, scope, iso, detail);
   return iso;
 }
 
 /**
- * When each scope was last refreshed, read through a one-second cache so hot
- * read paths do not add a query per request; a refresh shows within a second.
+ * Records that a refresh confirmed the datasets with upstream at `at`
+ * (`meta.dataAge` moves); the data version does not.
+ */
+export async function markConfirmed(
+  db: Kysely<Database>,
+  scopes: readonly ConfirmableScope[],
+  at: Date,
+): Promise<void> {
+  const iso = at.toISOString();
+  for (const scope of scopes) await upsertScope(db, confirmationOf(scope), iso, null);
+}
+
+/**
+ * Sets the scopes' times to exactly `at`, earlier or later than recorded (detail
+ * cleared). For a store loaded as of an instant (the demo market: in step with
+ * upstream up to then), and for tests that put a version in place and restore
+ * it. Writers of changes use `markChanged`, which never goes back.
+ */
+export async function setScopeTimes(
+  db: Kysely<Database>,
+  scopes: readonly TimedScope[],
+  at: Date,
+): Promise<void> {
+  const iso = at.toISOString();
+  for (const scope of scopes) await upsertScope(db, scope, iso, null);
+}
+
+/** Writes a marker with its time and detail (replacing an earlier one). */
+export async function writeMarker(
+  db: Kysely<Database>,
+  scope: MarkerScope,
+  at: Date,
+  detail: string | null = null,
+): Promise<void> {
+  await upsertScope(db, scope, at.toISOString(), detail);
+}
+
+/** Removes the scopes' records (a cleared market, a completed demo load's marker). */
+export async function forgetScopes(db: Kysely<Database>, scopes: readonly SyncScope[]): Promise<void> {
+  await deleteScopes(db, scopes);
+}
+
+/**
+ * When each scope was last written, read through a one-second cache so hot
+ * read paths do not add a query per request; a change shows within a second
+ * (at once in the process that calls `invalidate()` after writing).
  */
 interface Snapshot {
   at: number;
-  states: Map<string, string>;
-  /** Changes whenever any scope's refresh time changes. */
+  states: Map<SyncScope, string>;
+  /** Changes whenever any content scope's time changes. */
   version: string;
 }
 
 export class DataVersion {
   private cached: Snapshot | null = null;
-  private pending: Promise<Map<string, string>> | null = null;
+  private pending: Promise<ScopeRecord[]> | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -85,7 +190,8 @@ export class DataVersion {
    */
   async refreshedAt(scope: ContentScope): Promise<string | null> {
     const states = (await this.snapshot()).states;
-    return states.get(`${REFRESH_PREFIX}${scope}`) ?? states.get(scope) ?? null;
+    const confirmed = isConfirmable(scope) ? states.get(confirmationOf(scope)) : undefined;
+    return confirmed ?? states.get(scope) ?? null;
   }
 
   /** When the scope's data last changed (its part of the data version): a cache key, not an age. */
@@ -94,33 +200,40 @@ export class DataVersion {
   }
 
   /**
-   * A token that changes whenever any scope is refreshed: caches of derived data
-   * (serialized listings, the search index) are valid only while it stays the same.
+   * A token that changes whenever any content scope changes: caches of derived
+   * data (serialized listings, the search index) are valid only while it stays
+   * the same. Confirmations and markers do not move it.
    */
   async version(): Promise<string> {
     return (await this.snapshot()).version;
+  }
+
+  /** Drops the cached snapshot: the next read sees a write this process just made. */
+  invalidate(): void {
+    this.cached = null;
   }
 
   private async snapshot(): Promise<Snapshot> {
     const now = this.clock.now().getTime();
     if (this.cached && now - this.cached.at < this.ttlMs) return this.cached;
     if (!this.pending) {
-      this.pending = readSyncStates(this.db).finally(() => {
+      this.pending = readScopes(this.db).finally(() => {
         this.pending = null;
       });
     }
-    const states = await this.pending;
-    const version = [...states.entries()]
-      .filter(([scope]) => !scope.startsWith(REFRESH_PREFIX))
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([scope, at]) => `${scope}=${at}`)
+    const records = await this.pending;
+    const states = new Map(records.map((r) => [r.scope, r.at]));
+    // readScopes orders by scope, so the token does not depend on row order.
+    const version = records
+      .filter((r) => CONTENT.has(r.scope))
+      .map((r) => `${r.scope}=${r.at}`)
       .join(';');
     const snapshot = { at: now, states, version };
     this.cached = snapshot;
     return snapshot;
   }
+}
 
-  invalidate(): void {
-    this.cached = null;
-  }
+function isConfirmable(scope: ContentScope): scope is ConfirmableScope {
+  return scope === 'search:rental' || scope === 'search:sale' || scope === 'buildings';
 }

@@ -1,16 +1,15 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { isTier, TIERS, type Tier } from '../../domain/tiers.ts';
-import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { changeApiKey, type KeyChange } from '../admin/admin.routes.ts';
-import {
-  ACCOUNT_ID_PATTERN,
-  type ApiKeyView,
-  normalizeDateTime,
-  toApiKeyView,
-  toIssuedApiKeyView,
-} from '../admin/admin.schema.ts';
 import { apiKeyHint } from './api-key.ts';
+import { ACCOUNT_ID_PATTERN, type ApiKeyView, toApiKeyView, toIssuedApiKeyView } from './keys.schema.ts';
+import {
+  changeApiKey,
+  type KeyChange,
+  keyChangeRefusalMessage,
+  normalizeDateTime,
+  subscriptionEnded,
+} from './keys.service.ts';
 import type { ApiKeyRecord, SubscriptionProvider } from './subscriptions.ts';
 
 /** A failure the operator caused (unknown key, forbidden change): printed without a stack, exit code 1. */
@@ -119,9 +118,9 @@ export function registerKeysCommands(program: Command, options: KeysCliOptions):
   async function change(keyOrId: string, keyChange: KeyChange, json: boolean, verb: string): Promise<void> {
     await withProvider(async (session) => {
       const current = await resolve(session, keyOrId);
-      const result = await changeApiKey(session.provider, current, keyChange);
-      if (result instanceof ApiError) throw new KeysCliError(`error: ${result.message}`);
-      print(toApiKeyView(result), json, verb);
+      const outcome = await changeApiKey(session.provider, current, keyChange);
+      if (!outcome.ok) throw new KeysCliError(`error: ${keyChangeRefusalMessage(outcome)}`);
+      print(toApiKeyView(outcome.key), json, verb);
     });
   }
 
@@ -149,7 +148,7 @@ export function registerKeysCommands(program: Command, options: KeysCliOptions):
           tier: opts.tier,
           subscriptionEndsAt: opts.expires ?? null,
         });
-        if (opts.expires !== undefined && opts.expires <= clock.now().toISOString()) {
+        if (subscriptionEnded(issued.subscriptionEndsAt, clock.now())) {
           stderr(
             `warning: --expires ${opts.expires} is in the past; the key is rejected as expired until extended`,
           );

@@ -12,6 +12,7 @@ import {
   listKeys,
   updateKey,
 } from './keys.repository.ts';
+import { subscriptionEnded } from './keys.service.ts';
 
 export type KeyStatus = ApiKeyRow['status'];
 
@@ -96,7 +97,7 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
     if (!looksLikeApiKey(key, this.keyPrefix)) return { ok: false, reason: 'INVALID_API_KEY' };
     const row = await findKeyByHash(this.db, hashApiKey(key));
     if (row?.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
-    if (row.subscription_ends_at !== null && row.subscription_ends_at <= now.toISOString()) {
+    if (subscriptionEnded(row.subscription_ends_at, now)) {
       return { ok: false, reason: 'EXPIRED_API_KEY' };
     }
     return { ok: true, record: toApiKeyRecord(row) };

@@ -1,7 +1,4 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
-import { describeFreshness } from '../../domain/freshness.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ListingType } from '../../domain/listing.ts';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
 import { paramNames } from '../../http/envelope.ts';
@@ -18,42 +15,26 @@ import {
   TrendQuery,
   TrendResponse,
 } from './market.schema.ts';
-import type { MarketSnapshot } from './market.service.ts';
+import type { MarketService } from './market.service.ts';
 import { MIN_SAMPLE } from './statistics.ts';
+import type { MarketTrends } from './trends.ts';
 
 const FIGURES_NOTE = `Every figure carries \`n\`, the observations behind it; figures from fewer than ${MIN_SAMPLE} observations are \`null\`, never 0. Quantiles interpolate linearly between closest ranks (type 7).`;
 
 const SNAPSHOTS = [
   {
-    path: '/v1/market/rentals/snapshot',
+    path: '/market/rentals/snapshot',
     listingType: 'rental',
     operationId: 'getRentalMarketSnapshot',
     response: RentalSnapshotResponse,
   },
   {
-    path: '/v1/market/sales/snapshot',
+    path: '/market/sales/snapshot',
     listingType: 'sale',
     operationId: 'getSaleMarketSnapshot',
     response: SaleSnapshotResponse,
   },
 ] as const;
-
-function marketMeta(
-  ctx: AppContext,
-  request: FastifyRequest,
-  computedAt: string | null,
-  known: ReadonlySet<string>,
-) {
-  return {
-    ...describeFreshness({
-      tier: request.caller.tier,
-      kind: 'search',
-      refreshedAt: computedAt,
-      now: ctx.clock.now(),
-    }),
-    warnings: unknownParamWarnings(request.query, known),
-  };
-}
 
 /** Parses `areas` for compare: 1–MAX_COMPARE_AREAS distinct ids, in request order. */
 function compareAreas(raw: string): number[] {
@@ -68,12 +49,25 @@ function compareAreas(raw: string): number[] {
   return ids;
 }
 
-export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+const TRENDS = [
+  { path: '/market/rentals/trends', listingType: 'rental', operationId: 'getRentalMarketTrends' },
+  { path: '/market/sales/trends', listingType: 'sale', operationId: 'getSaleMarketTrends' },
+] as const;
+
+export interface MarketRouteServices {
+  market: MarketService;
+  trends: MarketTrends;
+}
+
+/** `/market/…`: snapshots, comparisons and trends (public). */
+export const marketRoutes: FastifyPluginAsyncTypebox<MarketRouteServices> = async (
+  app,
+  { market, trends },
+) => {
   for (const op of SNAPSHOTS) {
     const listingType: ListingType = op.listingType;
     const known = paramNames(SnapshotQuery);
-    // Untyped registration: the loop's union of response schemas is checked by the serializer and tests.
+    // The loop's union of response schemas is checked by the serializer and tests.
     app.get(
       op.path,
       {
@@ -88,19 +82,21 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
         },
       },
       async (request) => {
-        const q = request.query as SnapshotQuery;
-        const data = await ctx.market.snapshot(
+        const q = request.query;
+        const { data, meta } = await market.snapshotOf(
           { listingType, areaId: q.areaId, bedrooms: q.bedrooms, buildingType: q.buildingType },
-          await ctx.dataVersion.version(),
+          request.caller.tier,
         );
-        return { data, meta: marketMeta(ctx, request, data.computedAt, known) };
+        // `data` is this operation's snapshot type; TypeScript sees the loop's union of both.
+        const body = { data, meta: { ...meta, warnings: unknownParamWarnings(request.query, known) } };
+        return body as never;
       },
     );
   }
 
   const compareKnown = paramNames(CompareQuery);
-  typed.get(
-    '/v1/market/compare',
+  app.get(
+    '/market/compare',
     {
       config: { access: PUBLIC_ROUTE },
       schema: {
@@ -114,39 +110,23 @@ export function registerMarketRoutes(app: FastifyInstance, ctx: AppContext): voi
     },
     async (request) => {
       const q = request.query;
-      const listingType: ListingType = q.listingType === 'sales' ? 'sale' : 'rental';
-      const ids = compareAreas(q.areas);
-      for (const id of ids) ctx.market.assertArea(id, 'areas');
-      const version = await ctx.dataVersion.version();
-      const data: MarketSnapshot[] = [];
-      for (const areaId of ids) {
-        data.push(
-          await ctx.market.snapshot(
-            { listingType, areaId, bedrooms: q.bedrooms, buildingType: q.buildingType },
-            version,
-            'areas',
-          ),
-        );
-      }
-      const computedAt = data.map((s) => s.computedAt).sort()[0]!;
+      const { data, meta } = await market.compare(
+        q.listingType === 'sales' ? 'sale' : 'rental',
+        compareAreas(q.areas),
+        { bedrooms: q.bedrooms, buildingType: q.buildingType },
+        request.caller.tier,
+      );
       return {
         data: data as CompareResponse['data'],
-        meta: marketMeta(ctx, request, computedAt, compareKnown),
+        meta: { ...meta, warnings: unknownParamWarnings(request.query, compareKnown) },
       };
     },
   );
-}
 
-const TRENDS = [
-  { path: '/v1/market/rentals/trends', listingType: 'rental', operationId: 'getRentalMarketTrends' },
-  { path: '/v1/market/sales/trends', listingType: 'sale', operationId: 'getSaleMarketTrends' },
-] as const;
-
-export function registerMarketTrendRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const known = paramNames(TrendQuery);
+  const trendKnown = paramNames(TrendQuery);
   for (const op of TRENDS) {
     const listingType: ListingType = op.listingType;
-    app.withTypeProvider<TypeBoxTypeProvider>().get(
+    app.get(
       op.path,
       {
         config: { access: PUBLIC_ROUTE },
@@ -154,26 +134,30 @@ export function registerMarketTrendRoutes(app: FastifyInstance, ctx: AppContext)
           operationId: op.operationId,
           tags: ['Market'],
           summary: `Trend of a ${listingType} market metric in an area`,
-          description: `A daily, weekly or monthly series of one metric over ${listingType} listings of an area and its descendants, read from daily snapshots a background job materializes (requests never scan listing history). Days not materialized yet give null points and a note in \`meta.warnings\`. ${FIGURES_NOTE}`,
+          description: `A daily, weekly or monthly series of one metric over ${listingType} listings of an area and its descendants, read from daily snapshots a background job materializes (requests never scan listing history); \`meta.dataAge\` is when it last ran. Days not materialized yet give null points and a note in \`meta.warnings\`. ${FIGURES_NOTE}`,
           querystring: TrendQuery,
           response: { 200: TrendResponse, ...marketErrors },
         },
       },
       async (request) => {
         const q = request.query;
-        const { data, warnings, materializedAt } = await ctx.marketTrends.trend({
-          listingType,
-          areaId: q.areaId,
-          bedrooms: q.bedrooms,
-          metric: q.metric,
-          interval: q.interval,
-          from: q.from,
-          to: q.to,
-        });
-        // dataAge: when the job last materialized snapshots.
-        const meta = marketMeta(ctx, request, materializedAt, known);
-        return { data, meta: { ...meta, warnings: [...meta.warnings, ...warnings] } };
+        const { data, meta, warnings } = await trends.trend(
+          {
+            listingType,
+            areaId: q.areaId,
+            bedrooms: q.bedrooms,
+            metric: q.metric,
+            interval: q.interval,
+            from: q.from,
+            to: q.to,
+          },
+          request.caller.tier,
+        );
+        return {
+          data,
+          meta: { ...meta, warnings: [...unknownParamWarnings(request.query, trendKnown), ...warnings] },
+        };
       },
     );
   }
-}
+};

@@ -1,9 +1,13 @@
 import type { Kysely } from 'kysely';
+import type { Served } from '../../domain/freshness.ts';
 import type { ListingType } from '../../domain/listing.ts';
+import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import type { DataVersion } from '../freshness/data-version.ts';
+import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import type { RentalSnapshot, SaleSnapshot } from './market.schema.ts';
 import { computeSnapshot, type MarketRow } from './snapshot.ts';
 import { MIN_SAMPLE } from './statistics.ts';
@@ -49,7 +53,36 @@ export class MarketService {
     private readonly db: Kysely<Database>,
     private readonly areaTree: AreaTree,
     private readonly clock: Clock,
+    private readonly dataVersion: DataVersion,
+    private readonly freshness: FreshnessPolicy,
   ) {}
+
+  /** `GET /market/{type}/snapshot`: one area's figures; their age is when they were computed. */
+  async snapshotOf(request: SnapshotRequest, tier: Tier): Promise<Served<MarketSnapshot>> {
+    const data = await this.snapshot(request, await this.dataVersion.version());
+    return { data, meta: this.freshness.ofDerived(tier, data.computedAt) };
+  }
+
+  /**
+   * `GET /market/compare`: the figures of each area in request order (all
+   * validated first, so an unknown one is a 400 naming `areas` before any work);
+   * their age is that of the oldest.
+   */
+  async compare(
+    listingType: ListingType,
+    areaIds: readonly number[],
+    filters: { bedrooms?: number | undefined; buildingType?: string | undefined },
+    tier: Tier,
+  ): Promise<Served<MarketSnapshot[]>> {
+    for (const id of areaIds) this.assertArea(id, 'areas');
+    const version = await this.dataVersion.version();
+    const data: MarketSnapshot[] = [];
+    for (const areaId of areaIds) {
+      data.push(await this.snapshot({ listingType, areaId, ...filters }, version, 'areas'));
+    }
+    const computedAt = data.map((s) => s.computedAt).sort()[0] ?? null;
+    return { data, meta: this.freshness.ofDerived(tier, computedAt) };
+  }
 
   /** Validates an area id or throws a 400 naming `parameter`. */
   assertArea(areaId: number, parameter: string): void {
@@ -58,7 +91,11 @@ export class MarketService {
     }
   }
 
-  async snapshot(request: SnapshotRequest, version: string, parameter = 'areaId'): Promise<MarketSnapshot> {
+  private async snapshot(
+    request: SnapshotRequest,
+    version: string,
+    parameter = 'areaId',
+  ): Promise<MarketSnapshot> {
     this.assertArea(request.areaId, parameter);
     const key = `${request.listingType}|${request.areaId}|${request.bedrooms ?? ''}|${request.buildingType ?? ''}`;
     const now = this.clock.now();
@@ -114,7 +151,8 @@ export class MarketService {
   }
 
   /** Computes the level ≤ 1 snapshots (NYC, boroughs) of both types so the first callers find them cached. */
-  async warm(version: string): Promise<void> {
+  async warm(): Promise<void> {
+    const version = await this.dataVersion.version();
     for (const listingType of ['rental', 'sale'] as const) {
       for (const area of this.areaTree.records) {
         if (area.level > 1) continue;

@@ -1,10 +1,13 @@
 import type { Kysely } from 'kysely';
+import type { Served } from '../../domain/freshness.ts';
 import type { ListingType } from '../../domain/listing.ts';
+import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
 import { addDays, type Coverage, readCoverage } from '../../jobs/market-snapshots.ts';
 import { type Clock, isoDate } from '../../platform/clock.ts';
 import type { Database, MarketDailySnapshotsTable } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 
 export const TREND_METRICS = [
   'median_price',
@@ -135,6 +138,7 @@ export class MarketTrends {
     private readonly db: Kysely<Database>,
     private readonly areaTree: AreaTree,
     private readonly clock: Clock,
+    private readonly freshness: FreshnessPolicy,
   ) {}
 
   /** Resolves defaults and checks bounds; every violation is a 400 naming its parameter. */
@@ -179,9 +183,11 @@ export class MarketTrends {
     return { from, to };
   }
 
-  async trend(
-    request: TrendRequest,
-  ): Promise<{ data: Trend; warnings: string[]; materializedAt: string | null }> {
+  /**
+   * A series and its warnings; `meta.dataAge` is when the snapshot job last
+   * materialized snapshots (null before its first run).
+   */
+  async trend(request: TrendRequest, tier: Tier): Promise<Served<Trend> & { warnings: string[] }> {
     if (!this.areaTree.has(request.areaId)) {
       throw ApiError.invalidParam({
         parameter: 'areaId',
@@ -252,7 +258,7 @@ export class MarketTrends {
         points,
       },
       warnings: coverageWarnings(coverage, from, to),
-      materializedAt: coverage?.updatedAt ?? null,
+      meta: this.freshness.ofDerived(tier, coverage?.updatedAt ?? null),
     };
   }
 }

@@ -7,22 +7,21 @@
  * once at import and indexed. A query turns its disk into the cell rectangle
  * that contains it (exactly, at the query's own latitude), reads those cells
  * through the index, then keeps the points whose great-circle distance is ≤ r.
- * The grid only narrows the candidates; the haversine test decides.
+ * The grid only narrows the candidates; the haversine test (src/domain/geo.ts)
+ * decides.
  */
 
-/** Mean Earth radius (IUGG), metres. */
-const EARTH_RADIUS_M = 6_371_008.8;
+import { EARTH_RADIUS_M, haversineMeters, type LatLon } from '../../domain/geo.ts';
+
+/** The grid's callers name points by the domain type. */
+export type { LatLon };
+
 const M_PER_DEG_LAT = (Math.PI * EARTH_RADIUS_M) / 180;
 const REFERENCE_LAT = 40.7;
 const M_PER_DEG_LON_REF = M_PER_DEG_LAT * Math.cos((REFERENCE_LAT * Math.PI) / 180);
 
 /** Grid cell size, metres (at New York's latitude). */
 export const CELL_M = 200;
-
-export interface LatLon {
-  latitude: number;
-  longitude: number;
-}
 
 export interface Cell {
   x: number;
@@ -42,17 +41,6 @@ export function cellOf(latitude: number, longitude: number): Cell {
     x: Math.floor((longitude * M_PER_DEG_LON_REF) / CELL_M),
     y: Math.floor((latitude * M_PER_DEG_LAT) / CELL_M),
   };
-}
-
-/** Great-circle distance in metres (haversine). */
-export function distanceM(a: LatLon, b: LatLon): number {
-  const toRad = Math.PI / 180;
-  const dLat = (b.latitude - a.latitude) * toRad;
-  const dLon = (b.longitude - a.longitude) * toRad;
-  const h =
-    Math.sin(dLat / 2) ** 2 +
-    Math.cos(a.latitude * toRad) * Math.cos(b.latitude * toRad) * Math.sin(dLon / 2) ** 2;
-  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
 /**
@@ -139,7 +127,7 @@ export async function forEachSiteNear<S extends LatLon, P extends GridPoint>(
           const bucket = byCell.get(cellKey(x, y));
           if (!bucket) continue;
           for (const point of bucket) {
-            const d = distanceM(site, point);
+            const d = haversineMeters(site, point);
             if (d <= radiusM) near.push({ point, distanceM: d });
           }
         }

@@ -6,7 +6,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, OpenDataImportsTable } from '../../platform/db/tables.ts';
-import { markScopeChanged } from '../freshness/data-version.ts';
+import { markChanged } from '../freshness/data-version.ts';
 import type { DatasetName } from './datasets.ts';
 import type { CellRange, GridPoint } from './geo.ts';
 
@@ -37,7 +37,7 @@ export async function bumpBuildingsVersion(
   clock: Clock,
   detail: string,
 ): Promise<string> {
-  return markScopeChanged(db, 'buildings', clock.now(), detail);
+  return markChanged(db, 'buildings', clock.now(), detail);
 }
 
 /**

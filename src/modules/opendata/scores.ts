@@ -17,6 +17,7 @@ import { type Clock, DAY_MS, isoDate } from '../../platform/clock.ts';
 import { chunks } from '../../platform/db/batches.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import { type AreaTree, NYC_BOROUGH_IDS } from '../../reference/areas.ts';
+import { type MarkerScope, writeMarker } from '../freshness/data-version.ts';
 import { forEachSiteNear, type LatLon, type PointLoader } from './geo.ts';
 import {
   bumpBuildingsVersion,
@@ -39,8 +40,8 @@ import {
   WINDOW_DAYS,
 } from './score-formulas.ts';
 
-/** The `sync_state` scope recording the last scores run (read by the weekly job). */
-export const SCORES_SCOPE = 'scores';
+/** The marker recording the last scores run (read by the weekly job). */
+export const SCORES_SCOPE: MarkerScope = 'scores';
 
 export interface ScoreSite extends LatLon {
   id: string;
@@ -288,11 +289,7 @@ export async function computeScores(
   summary.computed = true;
   summary.ms = Math.round(performance.now() - started);
   const detail = JSON.stringify({ buildings: summary.buildings, ms: summary.ms });
-  await db
-    .insertInto('sync_state')
-    .values({ scope: SCORES_SCOPE, refreshed_at: nowIso, detail })
-    .onConflict((oc) => oc.column('scope').doUpdateSet({ refreshed_at: nowIso, detail }))
-    .execute();
+  await writeMarker(db, SCORES_SCOPE, now, detail);
   await bumpBuildingsVersion(db, clock, 'open-data scores');
   return summary;
 }

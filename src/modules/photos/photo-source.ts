@@ -3,8 +3,8 @@
  * returns into every served size (cover crop, WebP), caches each variant on disk
  * and never asks the source again for that variant. The demo market has no real
  * photos, so its source draws them; an operator with real images implements this
- * interface over an object store or a directory and passes it to
- * `registerPhotoRoutes`.
+ * interface over an object store or a directory and gives it to
+ * the composition root (`photoSource` in `src/app.ts`).
  */
 export interface PhotoRecord {
   /** 32 lowercase hex characters. */

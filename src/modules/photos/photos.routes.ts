@@ -1,10 +1,7 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
-import { DemoPhotoSource } from '../../demo/photo-source.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PUBLIC_ROUTE, UNMETERED_ROUTE } from '../../http/access.ts';
 import { ApiError } from '../../http/errors.ts';
-import type { PhotoSource } from './photo-source.ts';
 import { DEFAULT_PHOTO_SIZE, PHOTO_KEY_PATTERN, PHOTO_SIZES, type PhotoSize } from './photo-url.ts';
 import {
   PhotoFileParams,
@@ -13,52 +10,33 @@ import {
   photoFileResponses,
   photoResponses,
 } from './photos.schema.ts';
-import { PhotoService, type PhotoVariant } from './photos.service.ts';
+import type { PhotoService, PhotoVariant } from './photos.service.ts';
 
 /** The bytes behind a (key, size) never change: a year, and no revalidation while fresh. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const KEY = new RegExp(PHOTO_KEY_PATTERN);
 
-export interface PhotoRouteOptions {
-  /** Where originals come from; the demo renderer when not given. */
-  source?: PhotoSource;
+export interface PhotoRouteServices {
+  photos: PhotoService;
 }
 
-/**
- * Photo delivery, two ways:
- * - `GET /v1/photos/{key}?size=`: the API endpoint SPEC lists among the no-key
- *   ones; like every public data route it is rate-limited and counted (Free-tier
- *   limits by IP without a key).
- * - `GET /fp/{key}-{size}.webp`: the image-host layout that photo URLs in
- *   responses point at (`PHOTO_BASE_URL`, this service by default). It is not
- *   metered: a client rendering one search page loads dozens of images, which
- *   must not spend the 10-per-minute Free window its data requests need, and
- *   these are the URLs a CDN in front of the service fetches from. The work it
- *   can cause is bounded — only keys in the photos table are served, each
- *   variant is rendered once and then read from disk — so it is as safe to
- *   leave open as a CDN origin.
- */
-export function registerPhotoRoutes(
-  app: FastifyInstance,
-  ctx: AppContext,
-  options: PhotoRouteOptions = {},
-): void {
-  const photos = new PhotoService({
-    db: ctx.store.db,
-    source: options.source ?? new DemoPhotoSource(),
-    cacheDir: ctx.config.photoCacheDir,
-    onCacheError: (error, operation, key, size) =>
-      app.log.warn({ err: error, operation, key, size }, 'photo cache failed; serving a fresh render'),
-  });
-  const serve = async (request: FastifyRequest, reply: FastifyReply, key: string, size: PhotoSize) => {
+function variantSender(photos: PhotoService) {
+  return async (request: FastifyRequest, reply: FastifyReply, key: string, size: PhotoSize) => {
     const variant = await photos.variant(key, size);
     if (!variant) throw ApiError.notFound('Photo', key);
     return sendVariant(request, reply, variant);
   };
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+}
 
-  typed.get(
-    '/v1/photos/:key',
+/**
+ * `/photos/{key}?size=`: the API endpoint SPEC lists among the no-key ones;
+ * like every public data route it is rate-limited and counted (Free-tier
+ * limits by IP without a key).
+ */
+export const photoApiRoutes: FastifyPluginAsyncTypebox<PhotoRouteServices> = async (app, { photos }) => {
+  const serve = variantSender(photos);
+  app.get(
+    '/photos/:key',
     {
       config: { access: PUBLIC_ROUTE },
       preValidation: rejectMalformedKey,
@@ -75,8 +53,21 @@ export function registerPhotoRoutes(
     async (request, reply) =>
       serve(request, reply, request.params.key, request.query.size ?? DEFAULT_PHOTO_SIZE),
   );
+};
 
-  typed.get(
+/**
+ * `/fp/{key}-{size}.webp`: the image-host layout that photo URLs in responses
+ * point at (`PHOTO_BASE_URL`, this service by default). It is not metered: a
+ * client rendering one search page loads dozens of images, which must not
+ * spend the 10-per-minute Free window its data requests need, and these are
+ * the URLs a CDN in front of the service fetches from. The work it can cause
+ * is bounded — only keys in the photos table are served, each variant is
+ * rendered once and then read from disk — so it is as safe to leave open as a
+ * CDN origin.
+ */
+export const photoFileRoutes: FastifyPluginAsyncTypebox<PhotoRouteServices> = async (app, { photos }) => {
+  const serve = variantSender(photos);
+  app.get(
     '/fp/:key-:size.webp',
     {
       config: { access: UNMETERED_ROUTE },
@@ -96,14 +87,10 @@ export function registerPhotoRoutes(
 
   // Anything else under /fp/ is a file name that does not follow the layout;
   // say what the layout is instead of a bare "no route".
-  app.get(
-    '/fp/*',
-    { config: { access: UNMETERED_ROUTE }, schema: { hide: true } },
-    async (request: FastifyRequest<{ Params: { '*': string } }>) => {
-      throw malformedFileName(request.params['*']);
-    },
-  );
-}
+  app.get('/fp/*', { config: { access: UNMETERED_ROUTE }, schema: { hide: true } }, async (request) => {
+    throw malformedFileName((request.params as { '*': string })['*']);
+  });
+};
 
 async function rejectMalformedKey(request: FastifyRequest): Promise<void> {
   const { key } = request.params as { key?: string };

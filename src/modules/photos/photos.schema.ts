@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { ErrorResponse, StringEnum } from '../../http/schemas.ts';
 import { DEFAULT_PHOTO_SIZE, PHOTO_KEY_PATTERN, PHOTO_SIZES } from './photo-url.ts';
 
@@ -72,3 +72,17 @@ export const photoFileResponses = {
   404: ErrorResponse,
   500: ErrorResponse,
 };
+
+export const ListingPhotoSchema = Type.Object(
+  {
+    key: Type.String({ pattern: PHOTO_KEY_PATTERN, description: '32-character hex photo key.' }),
+    url: Type.String({
+      description: 'Default-size image: `{photo_base_url}/fp/<key>-se_large_800_400.webp`.',
+    }),
+    width: Type.Integer({ minimum: 1, description: 'Width of the original, in pixels.' }),
+    height: Type.Integer({ minimum: 1, description: 'Height of the original, in pixels.' }),
+    caption: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'PhotoRef', description: 'One photo: its key, default-size URL, dimensions and caption.' },
+);
+export type ListingPhoto = Static<typeof ListingPhotoSchema>;

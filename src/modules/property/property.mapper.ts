@@ -2,15 +2,15 @@ import { Type } from '@sinclair/typebox';
 import { fitStoredArray, fitStoredRecord } from '../../platform/db/stored-json.ts';
 import type { FeeRow, OpenHouseRow, PriceEventRow } from '../../platform/db/tables.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
+import { toPhoto } from '../photos/photo.mapper.ts';
 import { photoUrl } from '../photos/photo-url.ts';
-import type { ListingDetailRows, PhotoRow } from './property.repository.ts';
+import type { ListingDetailRows } from './property.repository.ts';
 import {
   AgentSchema,
   ConcessionsSchema,
   type Fee,
   LeaseTermsSchema,
   type ListingDetail,
-  type ListingPhoto,
   type OpenHouse,
   PetsPolicySchema,
   type PriceEvent,
@@ -25,16 +25,6 @@ export interface DetailLinks {
   photoBaseUrl: string;
   /** Origin of API links (PUBLIC_URL). */
   publicUrl: string;
-}
-
-export function toPhoto(row: PhotoRow, photoBaseUrl: string): ListingPhoto {
-  return {
-    key: row.key,
-    url: photoUrl(photoBaseUrl, row.key),
-    width: row.width,
-    height: row.height,
-    caption: row.caption,
-  };
 }
 
 /** `YYYY-MM-DD` of a stored ISO timestamp (or date). */

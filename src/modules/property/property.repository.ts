@@ -35,12 +35,7 @@ export interface ListingDetailRows {
   photos: PhotoRow[];
 }
 
-export interface PhotoRow {
-  key: string;
-  width: number;
-  height: number;
-  caption: string | null;
-}
+import type { PhotoRow } from '../photos/photo.mapper.ts';
 
 const detailJoin = keyedLookup((db) =>
   db

@@ -1,76 +1,36 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { keyRoute } from '../../http/access.ts';
-import { sendJsonText } from '../../http/envelope.ts';
-import { ApiError } from '../../http/errors.ts';
-import { DetailFreshness } from './detail-freshness.ts';
+import { sendServedJson } from '../../http/envelope.ts';
+import { assertPathId } from '../../http/path-id.ts';
+import { detailErrors } from '../../http/schemas.ts';
 import {
   ByUrlQuery,
-  detailErrors,
   FeesResponse,
-  isResourceId,
   ListingDetailResponse,
   ListingIdParams,
   OpenHousesResponse,
   PriceHistoryResponse,
-  RESOURCE_ID_MAX_LENGTH,
 } from './property.schema.ts';
-import { PropertyService, type ServedJson } from './property.service.ts';
-
-const DATA_OPEN = Buffer.from('{"data":');
-const META_OPEN = Buffer.from(',"meta":');
-
-/**
- * Sends `{data, meta}` whose data is already serialized (cached per data
- * version): spliced, not re-encoded. It skips the route serializer, so the
- * route's tests validate these bodies against its response schema.
- */
-export function sendServedJson(reply: FastifyReply, served: ServedJson): FastifyReply {
-  return sendJsonText(
-    reply,
-    Buffer.concat([DATA_OPEN, served.json, META_OPEN, Buffer.from(`${JSON.stringify(served.meta)}}`)]),
-  );
-}
-
-/**
- * Checks the `id` path parameter before schema validation, so a malformed id
- * gets a 400 that says what an id looks like (the schema's pattern documents it).
- */
-export function assertPathId(what: 'Listing' | 'Building') {
-  return async (request: FastifyRequest): Promise<void> => {
-    const id = (request.params as { id?: unknown }).id;
-    if (typeof id !== 'string' || !isResourceId(id)) {
-      const shown = typeof id === 'string' ? ` (got "${id.slice(0, 40)}${id.length > 40 ? '…' : ''}")` : '';
-      throw ApiError.invalidParam({
-        parameter: 'id',
-        location: 'path',
-        rule: 'pattern',
-        message: `must be a ${what.toLowerCase()} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits${shown}`,
-      });
-    }
-  };
-}
+import type { PropertyService } from './property.service.ts';
 
 const FRESHNESS_NOTE =
   '`meta.dataAge` is when the listing was last refreshed from upstream; when it is older than the caller tier detail threshold, a background refresh is started (`meta.refreshTriggered`).';
 
-export function registerPropertyRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const service = new PropertyService(
-    ctx.store.db,
-    ctx.areaTree,
-    ctx.clock,
-    new DetailFreshness(ctx.refresher, ctx.config.upstream.liveTimeoutMs),
-    { photoBaseUrl: ctx.config.photoBaseUrl, publicUrl: ctx.config.publicUrl },
-    () => ctx.dataVersion.version(),
-  );
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+export interface PropertyRouteServices {
+  property: PropertyService;
+}
+
+/** `/property/…`: one listing and its history, fees and open houses (Starter+). */
+export const propertyRoutes: FastifyPluginAsyncTypebox<PropertyRouteServices> = async (
+  app,
+  { property: service },
+) => {
   const tags = ['Listings'];
   const checkId = assertPathId('Listing');
   const detailDescription = `The full listing record: every ListingSummary field plus the detail page (description, amenities, unit features, lease terms and concessions or sale details, agents, pets policy, photos, floor plan, tour, building link, status dates). A listing whose detail page has not been fetched answers with its summary fields and \`detailScraped: false\`. Business and Internal callers get live data: the listing is fetched from upstream first (\`meta.source: live\`); if upstream fails or times out the stored copy is served with \`source: stale\`. ${FRESHNESS_NOTE}`;
 
-  typed.get(
-    '/v1/property/by-url',
+  app.get(
+    '/property/by-url',
     {
       config: { access: keyRoute('STARTER') },
       schema: {
@@ -86,8 +46,8 @@ export function registerPropertyRoutes(app: FastifyInstance, ctx: AppContext): v
       sendServedJson(reply, await service.detailByUrl(request.query.url, request.caller.tier)),
   );
 
-  typed.get(
-    '/v1/property/:id',
+  app.get(
+    '/property/:id',
     {
       config: { access: keyRoute('STARTER') },
       preValidation: checkId,
@@ -104,8 +64,8 @@ export function registerPropertyRoutes(app: FastifyInstance, ctx: AppContext): v
       sendServedJson(reply, await service.detail(request.params.id, request.caller.tier)),
   );
 
-  typed.get(
-    '/v1/property/:id/history',
+  app.get(
+    '/property/:id/history',
     {
       config: { access: keyRoute('PRO') },
       preValidation: checkId,
@@ -121,8 +81,8 @@ export function registerPropertyRoutes(app: FastifyInstance, ctx: AppContext): v
     async (request) => service.history(request.params.id, request.caller.tier),
   );
 
-  typed.get(
-    '/v1/property/:id/fees',
+  app.get(
+    '/property/:id/fees',
     {
       config: { access: keyRoute('STARTER') },
       preValidation: checkId,
@@ -138,8 +98,8 @@ export function registerPropertyRoutes(app: FastifyInstance, ctx: AppContext): v
     async (request) => service.fees(request.params.id, request.caller.tier),
   );
 
-  typed.get(
-    '/v1/property/:id/open-houses',
+  app.get(
+    '/property/:id/open-houses',
     {
       config: { access: keyRoute('STARTER') },
       preValidation: checkId,
@@ -154,4 +114,4 @@ export function registerPropertyRoutes(app: FastifyInstance, ctx: AppContext): v
     },
     async (request) => service.openHouses(request.params.id, request.caller.tier),
   );
-}
+};

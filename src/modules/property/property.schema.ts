@@ -1,52 +1,18 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { SALE_TYPES } from '../../domain/listing.ts';
-import { dataResponse, ErrorResponse } from '../../http/schemas.ts';
+import { resourceIdParam } from '../../http/path-id.ts';
+import {
+  dataResponse,
+  Literals,
+  nullableBoolean,
+  nullableInteger,
+  nullableNumber,
+  nullableString,
+} from '../../http/schemas.ts';
 import { ListingSummarySchema } from '../listings/listing.schema.ts';
 import { PHOTO_KEY_PATTERN } from '../photos/photo-url.ts';
+import { ListingPhotoSchema } from '../photos/photos.schema.ts';
 
-/**
- * Listing and building ids are decimal digit strings (StreetEasy's and the
- * demo market's form). Checked before any lookup, so a malformed id is a 400,
- * never a query.
- */
-export const RESOURCE_ID_PATTERN = '^[0-9]+$';
-export const RESOURCE_ID_MAX_LENGTH = 12;
-const RESOURCE_ID = new RegExp(`^[0-9]{1,${RESOURCE_ID_MAX_LENGTH}}$`);
-
-export function isResourceId(value: string): boolean {
-  return RESOURCE_ID.test(value);
-}
-
-/** A path id schema; routes check it first (`assertPathId`) so the 400 says what an id looks like. */
-export function resourceIdParam(what: 'Listing' | 'Building') {
-  return Type.String({
-    pattern: RESOURCE_ID_PATTERN,
-    minLength: 1,
-    maxLength: RESOURCE_ID_MAX_LENGTH,
-    description: `${what} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits.`,
-  });
-}
-
-/** A closed set of strings inside stored JSON (a union of literals, which TypeBox can check when fitting). */
-export function Literals<const T extends readonly string[]>(
-  values: T,
-  options: { description?: string } = {},
-) {
-  return Type.Union(
-    values.map((v) => Type.Literal(v)),
-    options,
-  );
-}
-
-const describe = (description?: string) => (description ? { description } : {});
-export const nullableString = (description?: string) =>
-  Type.Union([Type.String(), Type.Null()], describe(description));
-export const nullableNumber = (description?: string) =>
-  Type.Union([Type.Number(), Type.Null()], describe(description));
-export const nullableInteger = (description?: string) =>
-  Type.Union([Type.Integer(), Type.Null()], describe(description));
-export const nullableBoolean = (description?: string) =>
-  Type.Union([Type.Boolean(), Type.Null()], describe(description));
 const str = nullableString;
 const num = nullableNumber;
 const int = nullableInteger;
@@ -62,20 +28,6 @@ export const ByUrlQuery = Type.Object({
       'The listing page path (`urlPath` of a listing, e.g. `/rental/8421007`), or a full http(s) URL whose path is one (host, query and fragment are ignored).',
   }),
 });
-
-export const ListingPhotoSchema = Type.Object(
-  {
-    key: Type.String({ pattern: PHOTO_KEY_PATTERN, description: '32-character hex photo key.' }),
-    url: Type.String({
-      description: 'Default-size image: `{photo_base_url}/fp/<key>-se_large_800_400.webp`.',
-    }),
-    width: Type.Integer({ minimum: 1, description: 'Width of the original, in pixels.' }),
-    height: Type.Integer({ minimum: 1, description: 'Height of the original, in pixels.' }),
-    caption: Type.Union([Type.String(), Type.Null()]),
-  },
-  { $id: 'PhotoRef', description: 'One photo: its key, default-size URL, dimensions and caption.' },
-);
-export type ListingPhoto = Static<typeof ListingPhotoSchema>;
 
 export const UnitFeaturesSchema = Type.Object(
   {
@@ -301,19 +253,7 @@ export type FeesResponse = Static<typeof FeesResponse>;
 export const OpenHousesResponse = dataResponse(Type.Array(Type.Ref(OpenHouseSchema)));
 export type OpenHousesResponse = Static<typeof OpenHousesResponse>;
 
-/** Errors of a keyed, id-addressed read. */
-export const detailErrors = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  429: ErrorResponse,
-  500: ErrorResponse,
-  503: ErrorResponse,
-};
-
 export const PROPERTY_SCHEMAS: TSchema[] = [
-  ListingPhotoSchema,
   UnitFeaturesSchema,
   LeaseTermsSchema,
   ConcessionsSchema,

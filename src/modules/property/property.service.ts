@@ -1,45 +1,31 @@
 import type { Kysely } from 'kysely';
-import type { Freshness } from '../../domain/freshness.ts';
+import type { Freshness, Served, ServedJson } from '../../domain/freshness.ts';
+import { daysOnMarketValidUntil } from '../../domain/listing.ts';
 import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
-import { type Clock, DAY_MS } from '../../platform/clock.ts';
-import type { Database, ListingRow } from '../../platform/db/tables.ts';
+import { RESOURCE_ID_MAX_LENGTH } from '../../http/path-id.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import type { DataVersion } from '../freshness/data-version.ts';
+import { DetailReader } from '../freshness/detail-reader.ts';
+import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import type { LiveOutcome } from '../freshness/refresh-port.ts';
-import { type CachedSummary, SummaryCache } from '../listings/summary-cache.ts';
-import type { DetailFreshness } from './detail-freshness.ts';
 import { type DetailLinks, toFee, toListingDetail, toOpenHouse, toPriceEvents } from './property.mapper.ts';
 import {
   findListingDetailRows,
   findListingHeader,
   findListingIdByUrlPath,
+  type ListingDetailRows,
   type ListingHeader,
   listFees,
   listPriceEvents,
   listUpcomingOpenHouses,
 } from './property.repository.ts';
-import { type Fee, type OpenHouse, type PriceEvent, RESOURCE_ID_MAX_LENGTH } from './property.schema.ts';
-
-export interface Served<T> {
-  data: T;
-  meta: Freshness;
-}
-
-/** A record as served: its data already serialized (UTF-8 JSON), and its meta. */
-export interface ServedJson {
-  json: Buffer;
-  meta: Freshness;
-}
+import type { Fee, OpenHouse, PriceEvent } from './property.schema.ts';
 
 /** Listing details kept serialized (about 2–4 KB each): the hot set, not the market. */
 const DETAIL_CACHE_ENTRIES = 20_000;
-
-/** When a detail's days-on-market value next changes (never for listings off the market). */
-function detailValidUntil(row: Pick<ListingRow, 'status' | 'listed_at'>, now: Date): number {
-  if (row.status !== 'ACTIVE' || !row.listed_at) return Number.POSITIVE_INFINITY;
-  const listed = Date.parse(row.listed_at);
-  return listed + (Math.floor((now.getTime() - listed) / DAY_MS) + 1) * DAY_MS;
-}
 
 /** A listing page path: `/rental/<id>` or `/sale/<id>` (a trailing slash is tolerated). */
 const LISTING_PATH = new RegExp(`^/(rental|sale)/([0-9]{1,${RESOURCE_ID_MAX_LENGTH}})/?$`);
@@ -79,19 +65,31 @@ function invalidUrl(message: string): ApiError {
 
 /**
  * One listing and its sub-resources (history, fees, open houses), with the
- * freshness rules applied through `DetailFreshness`.
+ * freshness rules of the `FreshnessPolicy`.
  */
 export class PropertyService {
+  private readonly reader: DetailReader<ListingDetailRows>;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly areaTree: AreaTree,
     private readonly clock: Clock,
-    private readonly freshness: DetailFreshness,
+    private readonly freshness: FreshnessPolicy,
+    private readonly dataVersion: DataVersion,
     private readonly links: DetailLinks,
-    /** The current data version (see `DataVersion.version`). */
-    private readonly dataVersion: () => Promise<string>,
-    private readonly cache = new SummaryCache(DETAIL_CACHE_ENTRIES),
-  ) {}
+  ) {
+    this.reader = new DetailReader(
+      {
+        resource: 'Listing',
+        header: async (id) => {
+          const header = await findListingHeader(db, id);
+          return header && { refreshedAt: header.refreshed_at };
+        },
+        full: (id) => findListingDetailRows(db, id),
+      },
+      DETAIL_CACHE_ENTRIES,
+    );
+  }
 
   /** `GET /property/{id}`: live-fetched first for Business and Internal callers. */
   async detail(id: string, tier: Tier): Promise<ServedJson> {
@@ -115,46 +113,26 @@ export class PropertyService {
     return this.readDetail(id, tier, live);
   }
 
-  /**
-   * The detail JSON is cached per data version (the SummaryCache contract:
-   * every writer of listings, buildings or scores moves the version). Its
-   * freshness is not: a refresh that finds nothing changed moves only the
-   * row's `refreshed_at`, so that is read for every request.
-   */
   private async readDetail(id: string, tier: Tier, live: LiveOutcome | null): Promise<ServedJson> {
-    const version = await this.dataVersion();
     const now = this.clock.now();
-    this.cache.useVersion(version);
-    let entry: CachedSummary | undefined = this.cache.get(id, now.getTime());
-    let refreshedAt: string;
-    if (entry) {
-      const header = await findListingHeader(this.db, id);
-      if (!header) throw ApiError.notFound('Listing', id);
-      refreshedAt = header.refreshed_at;
-    } else {
-      const rows = await findListingDetailRows(this.db, id);
-      if (!rows) throw ApiError.notFound('Listing', id);
+    const read = await this.reader.read(id, await this.dataVersion.version(), now, (rows) => {
       const data = toListingDetail(rows, this.areaName(rows.listing.area_id), now, this.links);
-      entry = {
-        json: Buffer.from(JSON.stringify(data)),
+      return {
+        data,
         detailScraped: data.detailScraped,
-        validUntil: detailValidUntil(rows.listing, now),
+        validUntil: daysOnMarketValidUntil(rows.listing, now),
+        refreshedAt: rows.listing.refreshed_at,
       };
-      this.cache.set(id, entry, version);
-      refreshedAt = rows.listing.refreshed_at;
-    }
-    const meta = this.freshness.meta(
-      {
-        tier,
-        kind: 'detail',
-        target: { kind: 'listing', id },
-        refreshedAt,
-        detailScraped: entry.detailScraped,
-        live,
-      },
-      now,
-    );
-    return { json: entry.json, meta };
+    });
+    const meta = this.freshness.ofRecord({
+      tier,
+      kind: 'detail',
+      target: { kind: 'listing', id },
+      refreshedAt: read.refreshedAt,
+      detailScraped: read.detailScraped,
+      live,
+    });
+    return { json: read.json, meta };
   }
 
   async history(id: string, tier: Tier): Promise<Served<PriceEvent[]>> {
@@ -170,9 +148,8 @@ export class PropertyService {
   /** Open houses that have not ended yet by the service clock (in progress or upcoming). */
   async openHouses(id: string, tier: Tier): Promise<Served<OpenHouse[]>> {
     const header = await this.header(id);
-    const now = this.clock.now();
-    const rows = await listUpcomingOpenHouses(this.db, id, now.toISOString());
-    return { data: rows.map(toOpenHouse), meta: this.subMeta(header, tier, now) };
+    const rows = await listUpcomingOpenHouses(this.db, id, this.clock.now().toISOString());
+    return { data: rows.map(toOpenHouse), meta: this.subMeta(header, tier) };
   }
 
   private async header(id: string): Promise<ListingHeader> {
@@ -182,17 +159,14 @@ export class PropertyService {
   }
 
   /** Sub-resources are refreshed with their listing; their age is the listing's. */
-  private subMeta(header: ListingHeader, tier: Tier, now = this.clock.now()): Freshness {
-    return this.freshness.meta(
-      {
-        tier,
-        kind: 'detail',
-        target: { kind: 'listing', id: header.id },
-        refreshedAt: header.refreshed_at,
-        detailScraped: header.detail_scraped === 1,
-      },
-      now,
-    );
+  private subMeta(header: ListingHeader, tier: Tier): Freshness {
+    return this.freshness.ofRecord({
+      tier,
+      kind: 'detail',
+      target: { kind: 'listing', id: header.id },
+      refreshedAt: header.refreshed_at,
+      detailScraped: header.detail_scraped === 1,
+    });
   }
 
   private areaName(areaId: number): string {

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { ListingType } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
-import type { CachedSummary } from '../listings/summary-cache.ts';
+import type { CachedJson } from '../../platform/versioned-json-cache.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
 const DAY_MS = 86_400_000;
@@ -208,7 +208,7 @@ export class ActiveListingIndex {
    * Serialized summaries by row, filled by the search service: the index is
    * rebuilt whenever the data version moves, so these never outlive their data.
    */
-  private readonly summaries: Record<ListingType, (CachedSummary | undefined)[]>;
+  private readonly summaries: Record<ListingType, (CachedJson | undefined)[]>;
 
   private constructor(
     readonly version: string,

@@ -9,8 +9,8 @@ import {
 import type { ListingStatus, ListingType } from '../../domain/listing.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
+import type { CachedJson } from '../../platform/versioned-json-cache.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
-import type { CachedSummary } from '../listings/summary-cache.ts';
 import type { SearchSort, SortDir } from './search.schema.ts';
 
 /** Search criteria in storage terms: every bound inclusive, every list an OR, absent means unfiltered. */
@@ -203,7 +203,7 @@ export interface IdPage {
   total: number;
   /** Index path only: the rows of `ids` and a per-row slot cache for their serialized summaries. */
   rows?: number[];
-  summaries?: (CachedSummary | undefined)[];
+  summaries?: (CachedJson | undefined)[];
 }
 
 /**

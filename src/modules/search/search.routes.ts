@@ -1,6 +1,4 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { AppContext } from '../../app-context.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ListingType } from '../../domain/listing.ts';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
 import {
@@ -11,20 +9,19 @@ import {
   sendJsonText,
 } from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
-import { freshnessWithRefresh } from '../freshness/freshness-policy.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
-import type { SearchQuery } from './search.service.ts';
+import type { SearchQuery, SearchService } from './search.service.ts';
 
 const OPERATIONS = [
   {
-    path: '/v1/search/rentals',
+    path: '/search/rentals',
     listingType: 'rental',
     operationId: 'searchRentals',
     summary: 'Search rental listings',
     querystring: RentalSearchQuery,
   },
   {
-    path: '/v1/search/sales',
+    path: '/search/sales',
     listingType: 'sale',
     operationId: 'searchSales',
     summary: 'Search sale listings',
@@ -32,11 +29,21 @@ const OPERATIONS = [
   },
 ] as const;
 
-export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
+export interface SearchRouteServices {
+  search: SearchService;
+  /** Origin of pagination links (PUBLIC_URL). */
+  publicUrl: string;
+}
+
+/** `/search/rentals`, `/search/sales`: listing search (public, Free-tier limits without a key). */
+export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = async (
+  app,
+  { search, publicUrl },
+) => {
   for (const op of OPERATIONS) {
     const known = paramNames(op.querystring);
     const listingType: ListingType = op.listingType;
-    app.withTypeProvider<TypeBoxTypeProvider>().get(
+    app.get(
       op.path,
       {
         config: { access: PUBLIC_ROUTE },
@@ -52,30 +59,14 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
       },
       async (request, reply) => {
         const query = request.query as SearchQuery;
-        const criteria = ctx.search.toCriteria(listingType, query);
         const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
         const page = { page: query.page ?? 1, perPage: capped.perPage };
-        const result = await ctx.search.search(
-          criteria,
-          page.page,
-          page.perPage,
-          await ctx.dataVersion.version(),
-        );
+        const result = await search.find(listingType, query, page, request.caller.tier);
         assertPageInRange(page, result.total);
-        const freshness = freshnessWithRefresh(ctx.refresher, {
-          tier: request.caller.tier,
-          kind: 'search',
-          refreshedAt: await ctx.dataVersion.refreshedAt(
-            listingType === 'rental' ? 'search:rental' : 'search:sale',
-          ),
-          now: criteria.now,
-          target: { kind: 'search', listingType },
-          detailScraped: result.allDetailScraped,
-        });
         const meta = paginatedMeta(
           request,
-          ctx.config.publicUrl,
-          freshness,
+          publicUrl,
+          result.meta,
           page,
           result.total,
           known,
@@ -83,8 +74,8 @@ export function registerSearchRoutes(app: FastifyInstance, ctx: AppContext): voi
         );
         // Listings arrive pre-serialized from the summary cache; the body is spliced
         // rather than re-encoded. Tests validate it against SearchResponse.
-        return sendJsonText(reply as FastifyReply, listBodyFromFragments(result.items, meta));
+        return sendJsonText(reply, listBodyFromFragments(result.items, meta));
       },
     );
   }
-}
+};

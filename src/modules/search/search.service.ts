@@ -1,13 +1,17 @@
 import type { Kysely } from 'kysely';
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
-import type { ListingStatus, ListingType } from '../../domain/listing.ts';
+import type { Freshness } from '../../domain/freshness.ts';
+import { daysOnMarketValidUntil, type ListingStatus, type ListingType } from '../../domain/listing.ts';
+import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
-import { type Clock, DAY_MS } from '../../platform/clock.ts';
+import type { Clock } from '../../platform/clock.ts';
 import type { Dialect } from '../../platform/db/database.ts';
-import type { Database, ListingRow } from '../../platform/db/tables.ts';
+import type { Database } from '../../platform/db/tables.ts';
+import { type CachedJson, VersionedJsonCache } from '../../platform/versioned-json-cache.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import type { DataVersion } from '../freshness/data-version.ts';
+import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
-import { type CachedSummary, SummaryCache } from '../listings/summary-cache.ts';
 import { ActiveListingIndex } from './active-index.ts';
 import {
   findBuildingScores,
@@ -81,9 +85,11 @@ export class SearchService {
     private readonly dialect: Dialect,
     private readonly areaTree: AreaTree,
     private readonly clock: Clock,
+    private readonly dataVersion: DataVersion,
+    private readonly freshness: FreshnessPolicy,
     /** Answer ACTIVE-only searches from the in-memory index (SQL otherwise, and while it rebuilds). */
     private readonly useIndex = true,
-    private readonly cache = new SummaryCache(),
+    private readonly cache = new VersionedJsonCache(),
   ) {}
 
   private index: ActiveListingIndex | null = null;
@@ -160,6 +166,27 @@ export class SearchService {
   }
 
   /**
+   * One search as the API answers it: criteria from the query (a 400 naming
+   * the parameter when they are invalid), the page, and the freshness of the
+   * listing type's data for the caller's tier.
+   */
+  async find(
+    listingType: ListingType,
+    query: SearchQuery,
+    page: { page: number; perPage: number },
+    tier: Tier,
+  ): Promise<SearchPage & { meta: Freshness }> {
+    const criteria = this.toCriteria(listingType, query);
+    const result = await this.search(criteria, page.page, page.perPage, await this.dataVersion.version());
+    return { ...result, meta: await this.freshness.ofSearch(tier, listingType, result.allDetailScraped) };
+  }
+
+  /** Builds the index for the current data version (boot). */
+  async warm(): Promise<void> {
+    await this.prepareIndex(await this.dataVersion.version());
+  }
+
+  /**
    * Builds the in-memory active-listing index for a data version (at boot, and
    * again in the background whenever the version moves). Single-flight.
    */
@@ -222,7 +249,7 @@ export class SearchService {
         this.db,
         rows.map((r) => r.building_id),
       );
-      const fresh = new Map<string, CachedSummary>();
+      const fresh = new Map<string, CachedJson>();
       for (const row of rows) {
         const summary = toListingSummary(
           row,
@@ -233,7 +260,7 @@ export class SearchService {
         const entry = {
           json: Buffer.from(JSON.stringify(summary)),
           detailScraped: summary.detailScraped,
-          validUntil: summaryValidUntil(row, criteria.now),
+          validUntil: daysOnMarketValidUntil(row, criteria.now),
         };
         this.cache.set(row.id, entry, dataVersion);
         fresh.set(row.id, entry);
@@ -257,12 +284,4 @@ export class SearchService {
     }
     return { items, total, allDetailScraped };
   }
-}
-
-/** When a summary's days-on-market next changes (never for listings off the market). */
-function summaryValidUntil(row: Pick<ListingRow, 'status' | 'listed_at'>, now: Date): number {
-  if (row.status !== 'ACTIVE' || !row.listed_at) return Number.POSITIVE_INFINITY;
-  const listed = Date.parse(row.listed_at);
-  const elapsedDays = Math.floor((now.getTime() - listed) / DAY_MS);
-  return listed + (elapsedDays + 1) * DAY_MS;
 }

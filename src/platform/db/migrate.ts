@@ -5,6 +5,7 @@ import * as accessControl from './migrations/0002_access_control.ts';
 import * as marketSnapshots from './migrations/0003_market_snapshots.ts';
 import * as pipeline from './migrations/0004_pipeline.ts';
 import * as openData from './migrations/0005_open_data.ts';
+import * as replicationStart from './migrations/0006_replication_start.ts';
 
 /** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_market_snapshots': marketSnapshots,
   '0004_pipeline': pipeline,
   '0005_open_data': openData,
+  '0006_replication_start': replicationStart,
 };
 
 const provider: MigrationProvider = {

@@ -9,6 +9,7 @@
  * - Money is whole dollars (integer); ratios and coordinates are double precision.
  */
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ListingEventType } from '../../domain/events.ts';
 
 export type Flag = 0 | 1;
 
@@ -339,7 +340,11 @@ export interface HpdViolationsTable {
   is_open: Flag;
 }
 
-/** When each dataset scope was last refreshed from upstream (drives `meta.dataAge`). */
+/**
+ * When each scope last changed (the data version), was confirmed with upstream
+ * (`refresh:` scopes, `meta.dataAge`), or a marker was written. Read and written
+ * only through src/modules/freshness/data-version.ts, which types the scopes.
+ */
 export interface SyncStateTable {
   scope: string;
   refreshed_at: string;
@@ -406,17 +411,6 @@ export interface MarketSnapshotCoverageTable {
   updated_at: string;
 }
 
-/** Domain event types of the listing event log (see src/modules/events/event-types.ts). */
-export type ListingEventType =
-  | 'listing.created'
-  | 'listing.price_decreased'
-  | 'listing.price_increased'
-  | 'listing.status_changed'
-  | 'listing.delisted'
-  | 'listing.rented'
-  | 'listing.sold'
-  | 'listing.open_house_added';
-
 /** The durable, append-only log of listing changes; `sequence` orders it and is every consumer's cursor. */
 export interface ListingEventsTable {
   sequence: Generated<number>;
@@ -441,7 +435,10 @@ export interface EventCursorsTable {
   updated_at: string;
 }
 
-/** Small named pipeline state, e.g. replication high-water marks. */
+/**
+ * The refresh pipeline's own state by name: replication high-water marks.
+ * Read and written only through src/jobs/refresh/pipeline-state.repository.ts.
+ */
 export interface PipelineStateTable {
   name: string;
   value: string;

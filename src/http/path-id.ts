@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from './errors.ts';
+
+/**
+ * Listing and building ids are decimal digit strings (StreetEasy's and the
+ * demo market's form). Checked before any lookup, so a malformed id is a 400,
+ * never a query.
+ */
+export const RESOURCE_ID_PATTERN = '^[0-9]+$';
+export const RESOURCE_ID_MAX_LENGTH = 12;
+const RESOURCE_ID = new RegExp(`^[0-9]{1,${RESOURCE_ID_MAX_LENGTH}}$`);
+
+export function isResourceId(value: string): boolean {
+  return RESOURCE_ID.test(value);
+}
+
+/** A path id schema; routes check it first (`assertPathId`) so the 400 says what an id looks like. */
+export function resourceIdParam(what: 'Listing' | 'Building') {
+  return Type.String({
+    pattern: RESOURCE_ID_PATTERN,
+    minLength: 1,
+    maxLength: RESOURCE_ID_MAX_LENGTH,
+    description: `${what} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits.`,
+  });
+}
+
+/**
+ * Checks the `id` path parameter before schema validation, so a malformed id
+ * gets a 400 that says what an id looks like (the schema's pattern documents it).
+ */
+export function assertPathId(what: 'Listing' | 'Building') {
+  return async (request: FastifyRequest): Promise<void> => {
+    const id = (request.params as { id?: unknown }).id;
+    if (typeof id !== 'string' || !isResourceId(id)) {
+      const shown = typeof id === 'string' ? ` (got "${id.slice(0, 40)}${id.length > 40 ? '…' : ''}")` : '';
+      throw ApiError.invalidParam({
+        parameter: 'id',
+        location: 'path',
+        rule: 'pattern',
+        message: `must be a ${what.toLowerCase()} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits${shown}`,
+      });
+    }
+  };
+}

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import type { Config } from '../config.ts';
+import { eventWebhooks } from '../modules/events/event-catalogue.ts';
+import { type AccessOptions, installAccessControl } from './access.ts';
+import { installErrorHandling, rejectNonFiniteQueryNumbers } from './error-handler.ts';
+import { ApiError, errorBody } from './errors.ts';
+
+/** The HTTP application with the TypeBox type provider, set once here: route plugins get it typed. */
+export type HttpApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface HttpServerOptions {
+  config: Config;
+  /** Logger options (pino), or false; ignored when `loggerInstance` is given. */
+  logger?: FastifyServerOptions['logger'];
+  /** A logger shared with the rest of the process (background jobs log through it too). */
+  loggerInstance?: FastifyBaseLogger;
+  access: AccessOptions;
+  /** Every schema with an `$id`, published as OpenAPI components. */
+  componentSchemas: readonly TSchema[];
+}
+
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  if (config.logLevel === 'silent') return false;
+  return {
+    level: config.logLevel,
+    // Credentials never reach the log, whatever a future serializer includes.
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', '*.apiKey', '*.secret'],
+      censor: '[redacted]',
+    },
+  };
+}
+
+/**
+ * The framework part of the HTTP application, before any route: request ids,
+ * the one error envelope (router and validation errors included), access
+ * control, schemas and the OpenAPI document with its docs page. Routes are
+ * registered by the composition root (`src/app.ts`).
+ */
+export async function createHttpServer(options: HttpServerOptions): Promise<HttpApp> {
+  const { config } = options;
+  const app = Fastify({
+    ...(options.loggerInstance
+      ? { loggerInstance: options.loggerInstance }
+      : { logger: options.logger ?? loggerOptions(config) }),
+    genReqId: () => randomUUID(),
+    // X-Forwarded-For is believed only from configured proxies.
+    trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
+    bodyLimit: 64 * 1024,
+    // Router-level rejections (undecodable URL, over-long path parameter) use the one envelope too.
+    frameworkErrors: (error, request, reply) => {
+      const apiError = ApiError.invalidParam({
+        parameter: 'path',
+        location: 'path',
+        rule: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'max_length' : 'encoding',
+        message:
+          error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? 'a path segment is too long'
+            : 'the URL is not validly percent-encoded',
+      });
+      void (reply as FastifyReply)
+        .code(apiError.status)
+        .header('X-Request-Id', request.id)
+        .send(errorBody(apiError, request.id));
+    },
+    ajv: {
+      customOptions: {
+        coerceTypes: 'array',
+        removeAdditional: true,
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorateRequest('caller', null as never);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  installAccessControl(app, options.access);
+  app.addHook('preValidation', rejectNonFiniteQueryNumbers);
+  installErrorHandling(app);
+
+  for (const schema of options.componentSchemas) app.addSchema(schema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Stoop API',
+        version: '1.0.0',
+        description:
+          'NYC real estate listings data: search, listings, buildings, areas and market statistics. Data in the built-in demo market is synthetic.',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
+      servers: [{ url: '/' }],
+      webhooks: eventWebhooks(),
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key (`STOOP-<uuid>`) or, later, an OAuth access token: `Authorization: Bearer <credential>`. Public endpoints accept no credential and apply Free-tier limits by client IP.',
+          },
+        },
+      },
+      tags: [
+        { name: 'Search', description: 'Rental and sale listing search.' },
+        {
+          name: 'Listings',
+          description: 'One listing: detail, price history, fees and open houses (API key, Starter+).',
+        },
+        {
+          name: 'Buildings',
+          description: 'One building: detail, listings, scores and HPD violations (API key, Starter+).',
+        },
+        { name: 'Areas', description: 'The area tree.' },
+        { name: 'Market', description: 'Market statistics: snapshots, comparisons and trends.' },
+        { name: 'Service', description: 'Health and service metadata.' },
+        { name: 'Admin', description: 'Key administration for operators (INTERNAL tier).' },
+        {
+          name: 'Events',
+          description:
+            'Listing change events, detected by the refresh pipeline and kept in a durable log (see `webhooks`).',
+        },
+        { name: 'Photos', description: 'Listing and building photos (WebP), by key and size.' },
+      ],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
+  });
+  // The OpenAPI document states each route's access policy, from the same
+  // declaration the access hook enforces.
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.access;
+    if (!access || !route.schema) return;
+    const schema = route.schema as Record<string, unknown>;
+    schema.security =
+      access.metering === 'none' ? [] : access.requiresKey ? [{ apiKey: [] }] : [{}, { apiKey: [] }];
+    schema['x-min-tier'] = access.minTier;
+    schema['x-metering'] = access.metering;
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
