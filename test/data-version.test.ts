@@ -195,21 +195,10 @@ describe('one owner per table', () => {
     expect(filesUnder('bench')).toContain('bench/pipeline.ts');
   });
 
-  it('no file but the data-version repository mentions sync_state', () => {
-    expect(
-      mentionsOutside(
-        'sync_state',
-        (path) => isSchema(path) || path === 'src/modules/freshness/data-version.repository.ts',
-      ),
-    ).toEqual([]);
-  });
-
-  it('no file but the pipeline-state repository mentions pipeline_state', () => {
-    expect(
-      mentionsOutside(
-        'pipeline_state',
-        (path) => isSchema(path) || path === 'src/jobs/refresh/pipeline-state.repository.ts',
-      ),
-    ).toEqual([]);
+  it.each([
+    ['data-version', 'sync_state', 'src/modules/freshness/data-version.repository.ts'],
+    ['pipeline-state', 'pipeline_state', 'src/jobs/refresh/pipeline-state.repository.ts'],
+  ])('no file but the %s repository mentions %s', (_owner, table, file) => {
+    expect(mentionsOutside(table, (path) => isSchema(path) || path === file)).toEqual([]);
   });
 });

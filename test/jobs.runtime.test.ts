@@ -3,7 +3,12 @@ import { createJobs } from '../src/jobs/jobs.ts';
 import { emptySummary } from '../src/jobs/refresh/listing-writer.ts';
 import { createRefreshSchedules } from '../src/jobs/refresh/scheduler.ts';
 import { type Clock, HOUR_MS, MINUTE_MS } from '../src/platform/clock.ts';
-import { PeriodicJob, realTimers, type TimerApi } from '../src/platform/jobs/periodic-job.ts';
+import {
+  PeriodicJob,
+  type PeriodicJobOptions,
+  realTimers,
+  type TimerApi,
+} from '../src/platform/jobs/periodic-job.ts';
 import { TaskQueue } from '../src/platform/jobs/task-queue.ts';
 
 /**
@@ -55,6 +60,50 @@ async function settle(ms = 0): Promise<void> {
   await vi.advanceTimersByTimeAsync(ms);
 }
 
+/** Starts `job`, then lets `ms` of (fake) real time pass. */
+async function startFor(job: PeriodicJob, ms = 0): Promise<void> {
+  await job.start();
+  await settle(ms);
+}
+
+/**
+ * Lets (fake) real time pass in steps, checking `count()` after each step:
+ * `[ms, expected]` pairs, in order.
+ */
+async function expectCountsAfter(count: () => number, steps: readonly [ms: number, expected: number][]) {
+  let elapsed = 0;
+  for (const [ms, expected] of steps) {
+    await settle(ms);
+    elapsed += ms;
+    expect(count(), `count ${elapsed} ms into the steps`).toBe(expected);
+  }
+}
+
+type CountingJobOptions = Partial<Omit<PeriodicJobOptions, 'run'>> & {
+  /** Called on every run after it is counted, with the count so far. */
+  run?: (signal: AbortSignal, count: number) => Promise<unknown>;
+};
+
+/**
+ * A job on `clock`, every hour and never run before unless `options` say
+ * otherwise, whose `run` counts its calls (then does `options.run`, if any).
+ */
+function countingJob(options: CountingJobOptions = {}): { job: PeriodicJob; runs: () => number } {
+  let runs = 0;
+  const { run, ...rest } = options;
+  const job = new PeriodicJob({
+    name: 'counting',
+    clock,
+    interval: HOUR_MS,
+    ...rest,
+    run: async (signal) => {
+      runs++;
+      await run?.(signal, runs);
+    },
+  });
+  return { job, runs: () => runs };
+}
+
 async function isSettled(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
   void promise.then(
@@ -78,127 +127,82 @@ afterEach(() => {
 
 describe('PeriodicJob: overdue at start', () => {
   it('runs at once when it never ran', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
-      name: 'never',
-      clock,
-      interval: HOUR_MS,
-      lastRunAt: async () => null,
-      run: async () => {
-        runs++;
-      },
-    });
-    await job.start();
-    await settle();
-    expect(runs).toBe(1);
+    const { job, runs } = countingJob({ name: 'never', lastRunAt: async () => null });
+    await startFor(job);
+    expect(runs()).toBe(1);
     await job.stop();
   });
 
   it('runs at once when its last run is an interval old or more', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
-      name: 'overdue',
-      clock,
-      interval: HOUR_MS,
-      lastRunAt: async () => ago(2 * HOUR_MS),
-      run: async () => {
-        runs++;
-      },
-    });
-    await job.start();
-    await settle();
-    expect(runs).toBe(1);
+    const { job, runs } = countingJob({ name: 'overdue', lastRunAt: async () => ago(2 * HOUR_MS) });
+    await startFor(job);
+    expect(runs()).toBe(1);
     await job.stop();
   });
 
   it('otherwise waits only the rest of its interval, then runs every interval', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'recent',
-      clock,
-      interval: HOUR_MS,
       lastRunAt: async () => new Date(clock.now().getTime() - 20 * MINUTE_MS),
-      run: async () => {
-        runs++;
-      },
     });
     await job.start();
     expect(job.status().lastRunAt).toBe(ago(20 * MINUTE_MS));
     expect(job.status().nextRunAt).toBe(new Date(START + 40 * MINUTE_MS).toISOString());
-    await settle(40 * MINUTE_MS - 1);
-    expect(runs).toBe(0);
-    await settle(1);
-    expect(runs).toBe(1);
-    await settle(HOUR_MS - 1);
-    expect(runs).toBe(1);
-    await settle(1);
-    expect(runs).toBe(2);
+    await expectCountsAfter(runs, [
+      [40 * MINUTE_MS - 1, 0],
+      [1, 1],
+      [HOUR_MS - 1, 1],
+      [1, 2],
+    ]);
     await job.stop();
   });
 
   it('a last run in the future (clock skew) waits one interval, not longer', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'skewed',
-      clock,
-      interval: HOUR_MS,
       lastRunAt: async () => new Date(START + 5 * HOUR_MS).toISOString(),
-      run: async () => {
-        runs++;
-      },
     });
-    await job.start();
-    await settle(HOUR_MS);
-    expect(runs).toBe(1);
+    await startFor(job, HOUR_MS);
+    expect(runs()).toBe(1);
     await job.stop();
   });
 
   it('overdueAfterMs judges overdue when the interval is a random window', async () => {
     const runsAt: number[] = [];
     const window = (lastAgo: number) =>
-      new PeriodicJob({
+      countingJob({
         name: 'window',
-        clock,
         interval: () => 5 * HOUR_MS,
         overdueAfterMs: 4 * HOUR_MS,
         lastRunAt: async () => ago(lastAgo),
         run: async () => {
           runsAt.push(Date.now());
         },
-      });
+      }).job;
     const overdue = window(4.5 * HOUR_MS);
-    await overdue.start();
-    await settle();
+    await startFor(overdue);
     expect(runsAt).toEqual([START]);
     await overdue.stop();
 
     runsAt.length = 0;
     const recent = window(3 * HOUR_MS);
     const startedAt = Date.now();
-    await recent.start();
-    await settle(3 * HOUR_MS);
+    await startFor(recent, 3 * HOUR_MS);
     expect(runsAt).toEqual([startedAt + 2 * HOUR_MS]);
     await recent.stop();
   });
 
   it('a failed lastRunAt read is reported and counts as never run', async () => {
-    let runs = 0;
     const errors: unknown[] = [];
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'unreadable',
-      clock,
-      interval: HOUR_MS,
       lastRunAt: async () => {
         throw new Error('database is down');
       },
       onError: (error) => errors.push(error),
-      run: async () => {
-        runs++;
-      },
     });
-    await job.start();
-    await settle();
-    expect(runs).toBe(1);
+    await startFor(job);
+    expect(runs()).toBe(1);
     expect(errors).toHaveLength(1);
     expect(job.status().lastError).toMatchObject({ kind: 'internal', message: 'database is down' });
     await job.stop();
@@ -209,17 +213,15 @@ describe('PeriodicJob: clock speed', () => {
   it('waits clock delay / speed of real time, and reports times in clock time', async () => {
     const fast = scaledClock(60);
     const runsAt: string[] = [];
-    const job = new PeriodicJob({
+    const { job } = countingJob({
       name: 'demo',
       clock: fast,
       speed: 60,
-      interval: HOUR_MS,
       run: async () => {
         runsAt.push(fast.now().toISOString());
       },
     });
-    await job.start();
-    await settle();
+    await startFor(job);
     expect(runsAt).toHaveLength(1);
     // One clock hour is one real minute at 60×.
     expect(job.status().nextRunAt).toBe(new Date(START + HOUR_MS).toISOString());
@@ -232,47 +234,36 @@ describe('PeriodicJob: clock speed', () => {
 
   it('scales the rest of the interval at start too', async () => {
     const fast = scaledClock(60);
-    let runs = 0;
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'demo-restart',
       clock: fast,
       speed: 60,
-      interval: HOUR_MS,
       lastRunAt: async () => new Date(fast.now().getTime() - 30 * MINUTE_MS),
-      run: async () => {
-        runs++;
-      },
     });
     await job.start();
-    await settle(30_000 - 1);
-    expect(runs).toBe(0);
-    await settle(1);
-    expect(runs).toBe(1);
+    await expectCountsAfter(runs, [
+      [30_000 - 1, 0],
+      [1, 1],
+    ]);
     await job.stop();
   });
 
   it('waits delays beyond the timer ceiling in steps instead of firing at once', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'monthly',
-      clock,
       interval: 30 * 24 * HOUR_MS,
       lastRunAt: async () => ago(0),
-      run: async () => {
-        runs++;
-      },
     });
     await job.start();
-    await settle(29 * 24 * HOUR_MS);
-    expect(runs).toBe(0);
-    await settle(24 * HOUR_MS);
-    expect(runs).toBe(1);
+    await expectCountsAfter(runs, [
+      [29 * 24 * HOUR_MS, 0],
+      [24 * HOUR_MS, 1],
+    ]);
     await job.stop();
   });
 
   it('rejects a speed that is not positive', () => {
-    const make = (speed: number) =>
-      new PeriodicJob({ name: 'bad', clock, speed, interval: HOUR_MS, run: async () => {} });
+    const make = (speed: number) => countingJob({ name: 'bad', speed });
     expect(() => make(0)).toThrow(RangeError);
     expect(() => make(-1)).toThrow(RangeError);
     expect(() => make(Number.NaN)).toThrow(RangeError);
@@ -282,8 +273,7 @@ describe('PeriodicJob: clock speed', () => {
 describe('PeriodicJob: jitter', () => {
   /** Runs the job `cycles` times and returns the delays it armed after each run. */
   async function delaysOf(job: PeriodicJob, timers: { delays: number[] }, cycles: number, maxDelay: number) {
-    await job.start();
-    await settle();
+    await startFor(job);
     for (let i = 1; i < cycles; i++) await settle(maxDelay);
     await job.stop();
     return timers.delays;
@@ -291,14 +281,7 @@ describe('PeriodicJob: jitter', () => {
 
   it('a ratio spreads each delay within ± that fraction', async () => {
     const timers = recordingTimers();
-    const job = new PeriodicJob({
-      name: 'ratio',
-      clock,
-      timers,
-      interval: 1000,
-      jitter: { ratio: 0.25 },
-      run: async () => {},
-    });
+    const { job } = countingJob({ name: 'ratio', timers, interval: 1000, jitter: { ratio: 0.25 } });
     const delays = await delaysOf(job, timers, 200, 1250);
     expect(delays.length).toBeGreaterThanOrEqual(200);
     // The first delay is the immediate start.
@@ -315,14 +298,12 @@ describe('PeriodicJob: jitter', () => {
     const draws = [0, 1 - 1e-12];
     const timers = recordingTimers();
     let i = 0;
-    const job = new PeriodicJob({
+    const { job } = countingJob({
       name: 'ms',
-      clock,
       timers,
       interval: 1000,
       jitter: { ms: 100 },
       random: () => draws[i++ % 2] as number,
-      run: async () => {},
     });
     const delays = await delaysOf(job, timers, 3, 1100);
     expect(delays.slice(1, 3)).toEqual([900, 1100]);
@@ -330,7 +311,7 @@ describe('PeriodicJob: jitter', () => {
 
   it('rejects a ratio above 1 or a negative spread', () => {
     const make = (jitter: { ratio: number } | { ms: number }) =>
-      new PeriodicJob({ name: 'bad', clock, interval: 1000, jitter, run: async () => {} });
+      countingJob({ name: 'bad', interval: 1000, jitter });
     expect(() => make({ ratio: 1.5 })).toThrow(RangeError);
     expect(() => make({ ms: -1 })).toThrow(RangeError);
   });
@@ -340,26 +321,22 @@ describe('PeriodicJob: single-flight', () => {
   it('never overlaps itself; triggers during a run coalesce into one follow-up', async () => {
     let running = 0;
     let peak = 0;
-    let runs = 0;
     let current = gate();
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'slow',
-      clock,
       interval: 10,
       run: async () => {
-        runs++;
         running++;
         peak = Math.max(peak, running);
         await current.promise;
         running--;
       },
     });
-    await job.start();
-    await settle();
+    await startFor(job);
     expect(job.status()).toMatchObject({ running: true, nextRunAt: null });
     // The schedule does not start another run while one is in progress.
     await settle(1000);
-    expect(runs).toBe(1);
+    expect(runs()).toBe(1);
     const triggers = [job.trigger(), job.trigger(), job.trigger()];
     expect(triggers[1]).toBe(triggers[0]);
     expect(triggers[2]).toBe(triggers[0]);
@@ -367,7 +344,7 @@ describe('PeriodicJob: single-flight', () => {
     current = gate();
     first.open();
     await settle();
-    expect(runs).toBe(2);
+    expect(runs()).toBe(2);
     expect(await isSettled(triggers[0] as Promise<void>)).toBe(false);
     current.open();
     await settle();
@@ -378,17 +355,14 @@ describe('PeriodicJob: single-flight', () => {
 
   it('a trigger while idle runs now and the schedule counts from its end', async () => {
     const runsAt: number[] = [];
-    const job = new PeriodicJob({
+    const { job } = countingJob({
       name: 'manual',
-      clock,
-      interval: HOUR_MS,
       lastRunAt: async () => ago(0),
       run: async () => {
         runsAt.push(Date.now());
       },
     });
-    await job.start();
-    await settle(10 * MINUTE_MS);
+    await startFor(job, 10 * MINUTE_MS);
     await job.trigger();
     expect(runsAt).toEqual([START + 10 * MINUTE_MS]);
     expect(job.status().nextRunAt).toBe(new Date(START + 70 * MINUTE_MS).toISOString());
@@ -398,37 +372,25 @@ describe('PeriodicJob: single-flight', () => {
   });
 
   it('a job that is not started ignores trigger()', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
-      name: 'idle',
-      clock,
-      interval: HOUR_MS,
-      run: async () => {
-        runs++;
-      },
-    });
+    const { job, runs } = countingJob({ name: 'idle' });
     await job.trigger();
-    expect(runs).toBe(0);
+    expect(runs()).toBe(0);
   });
 });
 
 describe('PeriodicJob: stop', () => {
   it('resolves only after the running run finished, aborts its signal and ends the schedule', async () => {
     const release = gate();
-    let runs = 0;
     let signal: AbortSignal | null = null;
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'busy',
-      clock,
       interval: MINUTE_MS,
       run: async (s) => {
-        runs++;
         signal = s;
         await release.promise;
       },
     });
-    await job.start();
-    await settle();
+    await startFor(job);
     const stopped = job.stop();
     expect(await isSettled(stopped)).toBe(false);
     expect((signal as AbortSignal | null)?.aborted).toBe(true);
@@ -436,23 +398,18 @@ describe('PeriodicJob: stop', () => {
     await settle();
     expect(await isSettled(stopped)).toBe(true);
     await settle(10 * HOUR_MS);
-    expect(runs).toBe(1);
+    expect(runs()).toBe(1);
     expect(job.status()).toMatchObject({ running: false, nextRunAt: null });
   });
 
   it('a stop while start reads lastRunAt leaves nothing armed', async () => {
-    let runs = 0;
     const read = gate();
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'stopped-early',
-      clock,
       interval: MINUTE_MS,
       lastRunAt: async () => {
         await read.promise;
         return null;
-      },
-      run: async () => {
-        runs++;
       },
     });
     const started = job.start();
@@ -460,25 +417,15 @@ describe('PeriodicJob: stop', () => {
     read.open();
     await started;
     await settle(HOUR_MS);
-    expect(runs).toBe(0);
+    expect(runs()).toBe(0);
   });
 
   it('can start again after a stop', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
-      name: 'restart',
-      clock,
-      interval: MINUTE_MS,
-      run: async () => {
-        runs++;
-      },
-    });
-    await job.start();
-    await settle();
+    const { job, runs } = countingJob({ name: 'restart', interval: MINUTE_MS });
+    await startFor(job);
     await job.stop();
-    await job.start();
-    await settle();
-    expect(runs).toBe(2);
+    await startFor(job);
+    expect(runs()).toBe(2);
     await job.stop();
   });
 });
@@ -486,19 +433,14 @@ describe('PeriodicJob: stop', () => {
 describe('PeriodicJob: errors', () => {
   it('go to onError and status, and the schedule continues', async () => {
     const errors: unknown[] = [];
-    let runs = 0;
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'flaky',
-      clock,
-      interval: HOUR_MS,
       onError: (error) => errors.push(error),
-      run: async () => {
-        runs++;
-        if (runs === 1) throw Object.assign(new Error('feed is down'), { kind: 'unavailable' });
+      run: async (_signal, count) => {
+        if (count === 1) throw Object.assign(new Error('feed is down'), { kind: 'unavailable' });
       },
     });
-    await job.start();
-    await settle();
+    await startFor(job);
     expect(errors).toHaveLength(1);
     expect(job.status()).toMatchObject({
       name: 'flaky',
@@ -508,28 +450,23 @@ describe('PeriodicJob: errors', () => {
       nextRunAt: new Date(START + HOUR_MS).toISOString(),
     });
     await settle(HOUR_MS);
-    expect(runs).toBe(2);
+    expect(runs()).toBe(2);
     expect(errors).toHaveLength(1);
     await job.stop();
   });
 
   it('a throwing onError does not stop the schedule', async () => {
-    let runs = 0;
-    const job = new PeriodicJob({
+    const { job, runs } = countingJob({
       name: 'loud',
-      clock,
-      interval: HOUR_MS,
       onError: () => {
         throw new Error('logger broke');
       },
       run: async () => {
-        runs++;
         throw new Error('always');
       },
     });
-    await job.start();
-    await settle(2 * HOUR_MS);
-    expect(runs).toBe(3);
+    await startFor(job, 2 * HOUR_MS);
+    expect(runs()).toBe(3);
     await job.stop();
   });
 });
@@ -689,10 +626,13 @@ describe('refresh schedules', () => {
       await buildings.start();
       if (firstRunAfter > 0) await settle(firstRunAfter - 1);
       expect(calls.buildings).toBe(0);
-      await settle(1);
-      expect(calls.buildings).toBe(1);
-      await settle(24 * HOUR_MS);
-      expect(calls.buildings).toBe(2);
+      await expectCountsAfter(
+        () => calls.buildings,
+        [
+          [1, 1],
+          [24 * HOUR_MS, 2],
+        ],
+      );
       await buildings.stop();
     }
   });
@@ -715,12 +655,14 @@ describe('refresh schedules', () => {
     expect(calls.failures).toHaveLength(1);
     expect(warnings).toHaveLength(1);
     // Draws alternate 0 and ~1: the window's ends, 4 h then 6 h (the first draw judged overdue).
-    await settle(6 * HOUR_MS - 1);
-    expect(calls.search).toBe(1);
-    await settle(1);
-    expect(calls.search).toBe(2);
-    await settle(4 * HOUR_MS);
-    expect(calls.search).toBe(3);
+    await expectCountsAfter(
+      () => calls.search,
+      [
+        [6 * HOUR_MS - 1, 1],
+        [1, 2],
+        [4 * HOUR_MS, 3],
+      ],
+    );
     await search.stop();
   });
 
@@ -733,10 +675,13 @@ describe('refresh schedules', () => {
       dataVersion: { refreshedAt: async () => ago(HOUR_MS) },
     });
     await search.start();
-    await settle(3 * HOUR_MS - 1);
-    expect(calls.search).toBe(0);
-    await settle(1);
-    expect(calls.search).toBe(1);
+    await expectCountsAfter(
+      () => calls.search,
+      [
+        [3 * HOUR_MS - 1, 0],
+        [1, 1],
+      ],
+    );
     await search.stop();
   });
 });

@@ -104,6 +104,7 @@ function defaultsByTier(limit: 'ratePerMinute' | 'monthlyQuota' | 'overageLimit'
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const TIER_LIMIT = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
+const PORT_NUMBER = Type.Integer({ minimum: 0, maximum: 65535 });
 
 /** Every variable, in documentation order within its group. */
 export const ENVIRONMENT = {
@@ -116,7 +117,7 @@ export const ENVIRONMENT = {
   }),
   PORT: variable({
     group: 'server',
-    type: Type.Integer({ minimum: 0, maximum: 65535 }),
+    type: PORT_NUMBER,
     default: 8080,
     description: 'listen port',
   }),
@@ -298,7 +299,7 @@ export const ENVIRONMENT = {
   }),
   SIM_PORT: variable({
     group: 'demo',
-    type: Type.Integer({ minimum: 0, maximum: 65535 }),
+    type: PORT_NUMBER,
     default: 0,
     description: 'port of `stoop origin` (0 = any free port)',
   }),

@@ -106,7 +106,6 @@ export interface MarketSnapshotJobOptions {
 
 export class MarketSnapshotJob {
   private running: Promise<RunResult> | null = null;
-  private stopped = false;
   private readonly backfillDays: number;
 
   constructor(
@@ -116,16 +115,6 @@ export class MarketSnapshotJob {
     options: MarketSnapshotJobOptions = {},
   ) {
     this.backfillDays = options.backfillDays ?? DEFAULT_BACKFILL_DAYS;
-  }
-
-  /**
-   * Shutdown: a backfill in progress ends after its current chunk (later runs
-   * do no backfill), and this waits for it. Scheduling lives in
-   * `createMarketSnapshotSchedule`.
-   */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running?.catch(() => {});
   }
 
   /**
@@ -161,7 +150,7 @@ export class MarketSnapshotJob {
       days += dayCount(first, lastDay);
     }
     // Backfill, newest first, a chunk at a time.
-    while (!this.stopped && !signal?.aborted && coverage.firstDate > coverage.targetFirstDate) {
+    while (!signal?.aborted && coverage.firstDate > coverage.targetFirstDate) {
       const end = addDays(coverage.firstDate, -1);
       const start = maxDate(coverage.targetFirstDate, addDays(end, -(BACKFILL_CHUNK_DAYS - 1)));
       coverage = { ...coverage, firstDate: start };

@@ -96,7 +96,7 @@ export class Refresher implements RefreshPort {
   private readonly source: ListingSource;
   private readonly clock: Clock;
   private readonly dataVersion: DataVersion;
-  private log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  private readonly log: Pick<Logger, 'info' | 'warn' | 'error'>;
   private readonly writer: ListingWriter;
   private readonly pageSize: number;
   private readonly minSearchIntervalMs: number;
@@ -154,11 +154,6 @@ export class Refresher implements RefreshPort {
       at: this.clock.now().toISOString(),
       kind: error instanceof UpstreamError ? error.kind : 'internal',
     };
-  }
-
-  /** Logs to the service's logger once it exists (the refresher is built before the app). */
-  useLog(log: Pick<Logger, 'info' | 'warn' | 'error'>): void {
-    this.log = log;
   }
 
   // ---- RefreshPort -------------------------------------------------------

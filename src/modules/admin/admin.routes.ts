@@ -160,7 +160,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async 
       const issued = await provider.issue({ accountId: body.account, tier: body.tier, subscriptionEndsAt });
       audit(request, 'api_key.create', issued);
       noStore(reply);
-      reply.header('Location', `/v1/admin/keys/${issued.id}`);
+      // The collection's route (with whatever prefix the app mounts it under) plus the new id.
+      reply.header('Location', `${request.routeOptions.url}/${issued.id}`);
       return reply.status(201).send({ data: toIssuedApiKeyView(issued) });
     },
   );
