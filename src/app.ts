@@ -56,6 +56,7 @@ import { UsageService } from './modules/usage/usage.service.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
 import { createLimits, type Limits } from './platform/limits/limits.ts';
+import type { ProcessLease } from './platform/limits/process-lease.ts';
 import { AreaTree } from './reference/areas.ts';
 import type { ListingSource } from './upstream/source.ts';
 
@@ -83,6 +84,11 @@ export interface ComposeOptions {
   clock?: Clock;
   /** Prefix of this deployment's keys in Redis (tests isolate runs with their own). */
   limitsNamespace?: string;
+  /**
+   * Without Redis: the store's embedded-limits lease the server claimed
+   * (boot.ts), so health can say when it is lost; released on close.
+   */
+  limitsLease?: ProcessLease;
   /** The upstream the refresh pipeline replicates from; none: a read-only store. */
   upstream?: UpstreamPort;
   /**
@@ -176,10 +182,12 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
   await search.warm();
   const market = new MarketService(store.db, areaTree, clock, dataVersion, freshness);
   await market.warm();
-  const limits = createLimits({
+  const limits = await createLimits({
     redisUrl: config.redisUrl,
     namespace: options.limitsNamespace ?? config.redisPrefix,
     db: store.db,
+    lease: options.limitsLease,
+    log,
   });
   const marketSnapshots = new MarketSnapshotJob(store.db, areaTree, clock);
   const services: Services = {
@@ -203,14 +211,26 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
       db: store.db,
       source: options.photoSource ?? new DemoPhotoSource(),
       cacheDir: config.photoCacheDir,
-      onCacheError: (error, operation, key, size) =>
-        log.warn({ err: error, operation, key, size }, 'photo cache failed; serving a fresh render'),
+      maxCacheBytes: config.photoCacheMaxBytes,
+      renderBudget: {
+        limiter: limits.rate,
+        perMinute: config.photoRendersPerMinute,
+        onLimiterFailure: (error) =>
+          log.warn({ err: error }, 'limits backend failed; photo renders counted in this process'),
+      },
+      onCacheError: (error, operation, file) =>
+        log.warn(
+          { err: error, operation, file },
+          operation === 'read' || operation === 'write'
+            ? 'photo cache failed; serving a fresh render'
+            : 'photo cache maintenance failed',
+        ),
     }),
     subscriptions: new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix),
     limits,
     usage: new UsageService(limits.quota, config.tierLimits, clock),
     refresher,
-    health: new HealthService(store.db, store.dialect, clock, dataVersion, refresher, config.version),
+    health: new HealthService(store.db, store.dialect, clock, dataVersion, refresher, limits, config.version),
   };
 
   const jobs = createJobs({
@@ -304,6 +324,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await v1.register(adminRoutes, {
         subscriptions: services.subscriptions,
         apiKeyPrefix: config.apiKeyPrefix,
+        clock: services.clock,
       });
       await v1.register(photoApiRoutes, { photos: services.photos });
     },

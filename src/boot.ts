@@ -1,25 +1,52 @@
 import { buildApp, compose } from './app.ts';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
 import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './demo/market/load.ts';
 import type { HttpApp } from './http/server.ts';
 import { openStore, type Store } from './platform/db/database.ts';
+import { StoreOpenError, unavailableReason } from './platform/db/errors.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
+import {
+  claimProcessLease,
+  EMBEDDED_LIMITS_LEASE,
+  type ProcessLease,
+} from './platform/limits/process-lease.ts';
 import { createProgressReporter } from './platform/progress.ts';
 import { syncAreas } from './reference/areas-store.ts';
 import { openUpstream } from './upstream/configured-upstream.ts';
 
+/**
+ * The configured store, open. A store that cannot be opened (directory,
+ * permissions, disk, server) is a `StoreOpenError` with a one-line message.
+ * Outages later on are reported on stderr: one line when the store becomes
+ * unavailable, one when it answers again.
+ */
 export async function openConfiguredStore(config: Config): Promise<Store> {
+  const quiet = config.logLevel === 'silent' || config.logLevel === 'error' || config.logLevel === 'fatal';
   return openStore({
     dialect: config.dialect,
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+    log: quiet ? () => {} : (line) => process.stderr.write(`${line}\n`),
   });
 }
 
-/** Schema to the latest version and reference data (area tree) in place; idempotent. */
+/**
+ * Schema to the latest version and reference data (area tree) in place;
+ * idempotent. A store that cannot take the writes (read-only, full, locked,
+ * unreachable) is a `StoreOpenError` naming it and the cause in one line.
+ */
 export async function prepareStore(store: Store): Promise<void> {
-  await migrateToLatest(store);
-  await syncAreas(store);
+  try {
+    await migrateToLatest(store);
+    await syncAreas(store);
+  } catch (error) {
+    const reason = unavailableReason(error);
+    if (reason === undefined) throw error;
+    throw new StoreOpenError(`Cannot prepare the ${store.dialect} store ${store.location}: ${reason}`, {
+      cause: error,
+    });
+  }
 }
 
 /**
@@ -61,6 +88,25 @@ export interface RunningServer {
 }
 
 /**
+ * Without REDIS_URL a server counts rate windows in its own memory and buffers
+ * quota counts there, so a second server on the same store would admit a
+ * second full budget. The first one holds the store's embedded-limits lease
+ * (renewed every few seconds); another one waits at most one heartbeat to see
+ * it renewed, then refuses to start with one line saying to set REDIS_URL. A
+ * lease whose holder died lapses within 15 s and is taken over.
+ */
+async function claimEmbeddedLimits(store: Store, config: Config): Promise<ProcessLease | undefined> {
+  if (config.redisUrl) return undefined;
+  const claim = await claimProcessLease(store.db, EMBEDDED_LIMITS_LEASE);
+  if (claim.acquired) return claim.lease;
+  await store.close();
+  throw new ConfigError(
+    'REDIS_URL',
+    `must be set to run more than one Stoop server on this store: another one (${claim.holder}) already serves it, and without Redis rate limits and quotas are counted in one process only`,
+  );
+}
+
+/**
  * Everything `npm start` does, in order: store, schema, demo data, the
  * upstream (the in-process market simulator in the demo), the composition
  * (services and jobs), the HTTP server, then the background jobs.
@@ -68,12 +114,14 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   const store = await openConfiguredStore(config);
   await prepareStore(store);
+  const limitsLease = await claimEmbeddedLimits(store, config);
   await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`));
   const upstream = await openUpstream(config, store);
   const composition = await compose({
     config,
     store,
     ...(upstream ? { clock: upstream.clock, upstream } : {}),
+    ...(limitsLease ? { limitsLease } : {}),
   });
   const app = await buildApp(composition.services);
   const url = await app.listen({ host: config.host, port: config.port });

@@ -9,6 +9,7 @@ import { KeysCliError, registerKeysCommands } from './modules/keys/keys.cli.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
 import { registerOpenDataCommands } from './modules/opendata/opendata.cli.ts';
 import { systemClock } from './platform/clock.ts';
+import { storeFailureMessage } from './platform/db/errors.ts';
 import { createProgressReporter } from './platform/progress.ts';
 import { openUpstream } from './upstream/configured-upstream.ts';
 import { packageVersion } from './version.ts';
@@ -160,9 +161,14 @@ export function buildCli(): Command {
 buildCli()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
-    // Operator mistakes (bad config, unknown key) get their message; anything else its stack.
+    // Operator mistakes (bad config, unknown key) and store failures (cannot be opened,
+    // unavailable: locked, full, read-only, unreachable) get one line; anything else its stack.
     const expected =
       error instanceof ConfigError || error instanceof KeysCliError || error instanceof PipelineCliError;
-    log(expected ? (error as Error).message : ((error as Error).stack ?? String(error)));
+    log(
+      expected
+        ? (error as Error).message
+        : (storeFailureMessage(error) ?? (error as Error).stack ?? String(error)),
+    );
     process.exit(1);
   });

@@ -24,6 +24,8 @@ export interface Config {
   readonly dialect: 'sqlite' | 'postgres';
   /** PostgreSQL schema to use (tests isolate runs with a fresh schema). */
   readonly databaseSchema: string | undefined;
+  /** PostgreSQL: deadline of every statement, ms (client and server side); bounds connecting too. */
+  readonly databaseQueryTimeoutMs: number;
   /** Serve default (ACTIVE-only) searches from the in-memory index; off = always SQL. */
   readonly searchIndex: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -43,11 +45,30 @@ export interface Config {
   readonly apiKeyPrefix: string;
   /** Peers whose X-Forwarded-For is believed (IPs or CIDRs); empty: use the socket address. */
   readonly trustedProxies: readonly string[];
+  /** Bounds of the HTTP edge: what one client may hold of the server, and for how long. */
+  readonly http: {
+    /** Time to receive a whole request (headers and body), ms; then 408 and the connection closes. */
+    readonly requestTimeoutMs: number;
+    /** Time to receive the request line and headers, ms; capped at `requestTimeoutMs`. */
+    readonly headersTimeoutMs: number;
+    /** Idle time allowed between two requests on a kept-alive connection, ms. */
+    readonly keepAliveTimeoutMs: number;
+    /** Inactivity (no byte either way) after which a connection is closed, ms. */
+    readonly idleTimeoutMs: number;
+    /** Connections served at once; more are closed as they arrive. */
+    readonly maxConnections: number;
+    /** Largest request body accepted, bytes (413 beyond). */
+    readonly bodyLimitBytes: number;
+  };
   readonly tierLimits: Readonly<Record<Tier, TierLimits>>;
   /** Origin of photo URLs in responses: `{photoBaseUrl}/fp/<key>-<size>.webp`. Defaults to PUBLIC_URL. */
   readonly photoBaseUrl: string;
   /** Where rendered photo variants are cached on disk. */
   readonly photoCacheDir: string;
+  /** Bound on the bytes of the photo cache's files (PHOTO_CACHE_MAX_MB); LRU eviction keeps within it. */
+  readonly photoCacheMaxBytes: number;
+  /** New photo renders (cache misses) a client may cause per minute: by IP on `/fp/`, by account with a key. */
+  readonly photoRendersPerMinute: number;
   readonly upstream: {
     /**
      * RESO Web API service root (e.g. `https://feed.example/odata`). Unset with
@@ -111,6 +132,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     databaseUrl,
     dialect,
     databaseSchema: readVariable(env, 'DATABASE_SCHEMA'),
+    databaseQueryTimeoutMs: readVariable(env, 'DATABASE_QUERY_TIMEOUT_MS'),
     logLevel: readVariable(env, 'LOG_LEVEL'),
     searchIndex: readVariable(env, 'SEARCH_INDEX'),
     demo: Object.freeze({
@@ -123,9 +145,12 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     redisPrefix: readVariable(env, 'REDIS_PREFIX'),
     apiKeyPrefix: readVariable(env, 'API_KEY_PREFIX'),
     trustedProxies: Object.freeze(readVariable(env, 'TRUSTED_PROXIES') ?? []),
+    http: httpLimits(env),
     tierLimits: Object.freeze(tierLimits(env)),
     photoBaseUrl: photoBaseUrl === undefined ? publicUrl : withoutTrailingSlash(photoBaseUrl),
     photoCacheDir: resolve(readVariable(env, 'PHOTO_CACHE_DIR') ?? resolve(dataDir, 'photos')),
+    photoCacheMaxBytes: Math.floor(readVariable(env, 'PHOTO_CACHE_MAX_MB') * 1024 * 1024),
+    photoRendersPerMinute: readVariable(env, 'PHOTO_RENDERS_PER_MINUTE'),
     upstream: Object.freeze({
       url: upstreamUrl === undefined ? undefined : withoutTrailingSlash(upstreamUrl),
       token: readVariable(env, 'UPSTREAM_TOKEN'),
@@ -157,6 +182,19 @@ function originOf(variable: string, url: string): string {
 function withoutTrailingSlash(url: string): string {
   const { origin, pathname } = new URL(url);
   return `${origin}${pathname}`.replace(/\/+$/, '');
+}
+
+/** The HTTP edge's bounds. Headers are never given longer than the whole request (Node requires it). */
+function httpLimits(env: Env): Config['http'] {
+  const requestTimeoutMs = readVariable(env, 'HTTP_REQUEST_TIMEOUT_MS');
+  return Object.freeze({
+    requestTimeoutMs,
+    headersTimeoutMs: Math.min(readVariable(env, 'HTTP_HEADERS_TIMEOUT_MS'), requestTimeoutMs),
+    keepAliveTimeoutMs: readVariable(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'),
+    idleTimeoutMs: readVariable(env, 'HTTP_IDLE_TIMEOUT_MS'),
+    maxConnections: readVariable(env, 'HTTP_MAX_CONNECTIONS'),
+    bodyLimitBytes: readVariable(env, 'HTTP_BODY_LIMIT_BYTES'),
+  });
 }
 
 /** Per-tier limits, each overridable: RATE_LIMIT_<TIER>, MONTHLY_QUOTA_<TIER>, OVERAGE_LIMIT_<TIER>. */

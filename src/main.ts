@@ -1,5 +1,6 @@
 import { startServer } from './boot.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { storeFailureMessage } from './platform/db/errors.ts';
 import { packageVersion } from './version.ts';
 
 /** `npm start`: boot the whole service with configuration from the environment. */
@@ -22,8 +23,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
-  );
+  // Operator errors (bad configuration, a store that cannot be opened or is unavailable)
+  // are one line naming what and why; anything else is a bug and gets its stack.
+  const operatorMessage = error instanceof ConfigError ? error.message : storeFailureMessage(error);
+  process.stderr.write(`${operatorMessage ?? (error as Error).stack ?? String(error)}\n`);
   process.exit(1);
 });

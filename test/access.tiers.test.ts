@@ -12,6 +12,8 @@ import { dropRedisNamespace, isolatedLimitsEnv } from './support/server-process.
  */
 const SAMPLES: Record<string, { path: string; body?: unknown }> = {
   'GET /v1/health': { path: '/v1/health' },
+  'GET /v1/health/ready': { path: '/v1/health/ready' },
+  'GET /v1/health/live': { path: '/v1/health/live' },
   'GET /v1/areas': { path: '/v1/areas?perPage=1' },
   'GET /v1/search/rentals': { path: '/v1/search/rentals?perPage=1' },
   'GET /v1/search/sales': { path: '/v1/search/sales?perPage=1' },

@@ -21,6 +21,11 @@ describe('GET /v1/areas errors', () => {
     ['parentId=12345', 'parentId', 'unknown_area'],
     ['page=36', 'page', 'page_range'],
     ['q=', 'q', 'minLength'],
+    // Not finite, or not decimal: Ajv's coercion would accept these and skip every bound.
+    ['page=-Infinity', 'page', 'type'],
+    ['perPage=-Infinity', 'perPage', 'type'],
+    ['level=Infinity', 'level', 'type'],
+    ['parentId=0x64', 'parentId', 'type'],
   ])('%s → 400 INVALID_PARAMS naming %s (%s)', async (query, parameter, rule) => {
     const { status, body, headers } = await getJson<ErrorBody>(t, `/v1/areas?${query}`);
     expect(status).toBe(400);

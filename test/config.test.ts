@@ -49,6 +49,7 @@ describe('config', () => {
     [{ DEMO_SCALE: '0' }, 'DEMO_SCALE'],
     [{ DEMO_SCALE: '2' }, 'DEMO_SCALE'],
     [{ DATABASE_SCHEMA: 'Robert"; drop' }, 'DATABASE_SCHEMA'],
+    [{ HTTP_BODY_LIMIT_BYTES: '10' }, 'HTTP_BODY_LIMIT_BYTES'],
   ])('rejects %o naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(variable);
@@ -64,6 +65,7 @@ describe('config', () => {
       databaseUrl: `sqlite:${resolve(dataDir, 'stoop.sqlite')}`,
       dialect: 'sqlite',
       databaseSchema: undefined,
+      databaseQueryTimeoutMs: 10_000,
       searchIndex: true,
       logLevel: 'info',
       demo: { enabled: true, seed: 20261121, scale: 1 },
@@ -72,9 +74,19 @@ describe('config', () => {
       redisPrefix: 'stoop',
       apiKeyPrefix: 'STOOP',
       trustedProxies: [],
+      http: {
+        requestTimeoutMs: 30_000,
+        headersTimeoutMs: 10_000,
+        keepAliveTimeoutMs: 5_000,
+        idleTimeoutMs: 60_000,
+        maxConnections: 1024,
+        bodyLimitBytes: 64 * 1024,
+      },
       tierLimits: DEFAULT_TIER_LIMITS,
       photoBaseUrl: 'http://127.0.0.1:8080',
       photoCacheDir: resolve(dataDir, 'photos'),
+      photoCacheMaxBytes: 2048 * 1024 * 1024,
+      photoRendersPerMinute: 120,
       upstream: { url: undefined, token: undefined, timeoutMs: 10_000, liveTimeoutMs: 5_000, retries: 3 },
       simulator: { enabled: true, speed: 60, faultRate: 0, latency: true, port: 0 },
       refresh: true,
@@ -123,6 +135,11 @@ describe('config', () => {
     expect(config.tierLimits.INTERNAL.monthlyQuota).toBe(1);
     expect(Object.isFrozen(config.tierLimits.PRO)).toBe(true);
     expect(Object.isFrozen(config.trustedProxies)).toBe(true);
+  });
+
+  it('never gives the headers longer than the whole request', () => {
+    const config = loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' });
+    expect(config.http).toMatchObject({ requestTimeoutMs: 5000, headersTimeoutMs: 5000 });
   });
 
   it('keeps only the origin of PUBLIC_URL and checks the one it derives from HOST', () => {

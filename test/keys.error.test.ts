@@ -173,6 +173,31 @@ describe('POST /v1/admin/keys validation', () => {
       'subscriptionEndAt',
       'additionalProperties',
     ],
+    // Bodies are JSON: their types are never coerced (an array is not its first item, a number not text).
+    [{ account: ['acme'], tier: 'PRO' }, 'account', 'type'],
+    [{ account: 42, tier: 'PRO' }, 'account', 'type'],
+    [{ account: 'acme', tier: ['PRO'] }, 'tier', 'type'],
+    // A new key must not be issued already expired, nor with an end no calendar reaches.
+    [
+      { account: 'acme', tier: 'PRO', subscriptionEndsAt: '0000-01-01T00:00:00Z' },
+      'subscriptionEndsAt',
+      'range',
+    ],
+    [
+      { account: 'acme', tier: 'PRO', subscriptionEndsAt: '9999-12-31T23:59:59-05:00' },
+      'subscriptionEndsAt',
+      'range',
+    ],
+    [
+      { account: 'acme', tier: 'PRO', subscriptionEndsAt: '2020-01-01T00:00:00Z' },
+      'subscriptionEndsAt',
+      'past',
+    ],
+    [
+      { account: 'acme', tier: 'PRO', subscriptionEndsAt: TEST_NOW.toISOString() },
+      'subscriptionEndsAt',
+      'past',
+    ],
   ])('%j → 400 INVALID_BODY naming %s (%s)', async (body, parameter, rule) => {
     const before = await call(t.internalKey, 'GET', '/v1/admin/keys');
     const response = await call(t.internalKey, 'POST', '/v1/admin/keys', body);
@@ -212,6 +237,11 @@ describe('PATCH /v1/admin/keys/{id} validation and lifecycle', () => {
     [{ status: 'deleted' }, 'status'],
     [{ subscriptionEndsAt: 'soon' }, 'subscriptionEndsAt'],
     [{ tierr: 'PRO' }, 'tierr'],
+    [{ tier: ['PRO'] }, 'tier'],
+    [{ status: ['disabled'] }, 'status'],
+    [{ subscriptionEndsAt: 0 }, 'subscriptionEndsAt'],
+    [{ subscriptionEndsAt: '0000-01-01T00:00:00Z' }, 'subscriptionEndsAt'],
+    [{ subscriptionEndsAt: '1999-12-31T23:59:59.999Z' }, 'subscriptionEndsAt'],
   ])('%j → 400 INVALID_BODY naming %s, key unchanged', async (body, parameter) => {
     const key = await createKey({ account: 'patch-errors', tier: 'PRO' });
     const response = await call(t.internalKey, 'PATCH', `/v1/admin/keys/${key.id}`, body);

@@ -80,7 +80,7 @@ describe('monthly quota with overage (STARTER: quota 5, overage 2)', () => {
     expect(quotaHeaders(december)).toEqual({ used: 1, remaining: 4, overage: null });
   });
 
-  it('gives every key its own budget', async () => {
+  it('gives every account its own budget', async () => {
     const t = app.get();
     t.clock.set(TEST_NOW);
     const a = (await t.ctx.subscriptions.issue({ accountId: 'quota-a', tier: 'STARTER' })).key;

@@ -37,6 +37,13 @@ describe('search parameter errors', () => {
     ['rentals', 'status=SOLD', 'status', 'pattern'],
     ['sales', 'saleType=AUCTION', 'saleType', 'pattern'],
     ['sales', 'maxMonthlyCost=1e400', 'maxMonthlyCost', 'type'],
+    ['rentals', 'page=-Infinity', 'page', 'type'],
+    ['rentals', 'perPage=Infinity', 'perPage', 'type'],
+    ['rentals', 'minPrice=-Infinity', 'minPrice', 'type'],
+    ['rentals', 'minBaths=Infinity', 'minBaths', 'type'],
+    ['rentals', 'minPrice=0x10', 'minPrice', 'type'],
+    ['rentals', 'minPrice=%20', 'minPrice', 'type'],
+    ['rentals', 'minPrice=Infinity&minPrice=1', 'minPrice', 'type'],
   ])('%s?%s → 400 naming %s (%s)', async (kind, query, parameter, rule) => {
     const { status, body } = await getJson<ErrorBody>(t, `/v1/search/${kind}?${query}`);
     expect(status).toBe(400);
@@ -46,6 +53,18 @@ describe('search parameter errors', () => {
     if (parameter.startsWith('listed') && rule === 'pattern') expect(body.error.message).toContain('date');
     if (parameter === 'amenities' && rule === 'pattern')
       expect(body.error.message).toContain('comma-separated');
+  });
+
+  it.each([
+    ['buildingType=CASTLE', 'must be a comma-separated list of: CONDO, COOP, CONDOP, RENTAL, TOWNHOUSE'],
+    ['status=SOLD', 'must be a comma-separated list of: ACTIVE, IN_CONTRACT, OFF_MARKET'],
+    ['areas=100,abc', 'must be a comma-separated list of 1 to 100 area ids (digits)'],
+    ['listedAfter=yesterday', 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time with an offset'],
+    ['minPrice=Infinity', 'must be a finite integer in decimal notation (got "Infinity")'],
+  ])('%s: the 400 says what is accepted', async (query, accepted) => {
+    const { body } = await getJson<ErrorBody>(t, `/v1/search/rentals?${query}`);
+    expect(body.error.message).toContain(accepted);
+    expect(body.error.details?.params?.[0]?.message).toContain(accepted);
   });
 
   it('never answers 500 to hostile input', async () => {

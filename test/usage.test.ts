@@ -59,7 +59,7 @@ describe('GET /v1/usage', () => {
     expect((await usage(null)).data).toMatchObject({ used: 3, remaining: 97, percentUsed: 3 });
   });
 
-  it("reports a key's own usage, counting only its counted requests", async () => {
+  it("reports the usage of the key's account, counting only its counted requests", async () => {
     t.clock.set(TEST_NOW);
     const { key } = await t.ctx.subscriptions.issue({ accountId: 'usage', tier: 'STARTER' });
     for (let n = 0; n < 3; n++) expect((await t.getAs(key, '/v1/search/sales?perPage=1')).status).toBe(200);

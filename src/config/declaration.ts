@@ -141,6 +141,47 @@ export const ENVIRONMENT = {
     description: 'proxies whose `X-Forwarded-For` is believed; unset: the socket address is the client',
     accepts: 'a comma list of IP addresses or CIDRs',
   }),
+  HTTP_REQUEST_TIMEOUT_MS: variable({
+    group: 'server',
+    type: Type.Integer({ minimum: 100, maximum: 600_000 }),
+    default: 30_000,
+    description:
+      'time a client has to send a whole request, headers and body; then 408 `REQUEST_TIMEOUT` and the connection is closed',
+  }),
+  HTTP_HEADERS_TIMEOUT_MS: variable({
+    group: 'server',
+    type: Type.Integer({ minimum: 100, maximum: 600_000 }),
+    default: 10_000,
+    description:
+      'time a client has to send the request line and headers (capped at `HTTP_REQUEST_TIMEOUT_MS`); then 408 and the connection is closed',
+  }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: variable({
+    group: 'server',
+    type: Type.Integer({ minimum: 100, maximum: 600_000 }),
+    default: 5_000,
+    description:
+      "how long an idle kept-alive connection stays open between requests (behind a proxy that reuses connections, set it above the proxy's idle timeout)",
+  }),
+  HTTP_IDLE_TIMEOUT_MS: variable({
+    group: 'server',
+    type: Type.Integer({ minimum: 1_000, maximum: 3_600_000 }),
+    default: 60_000,
+    description:
+      'a connection on which nothing moves for this long, either way (a stalled upload, a client not reading its answer), is closed',
+  }),
+  HTTP_MAX_CONNECTIONS: variable({
+    group: 'server',
+    type: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    default: 1024,
+    description: 'open connections served at once; connections past it are closed as they arrive',
+  }),
+  HTTP_BODY_LIMIT_BYTES: variable({
+    group: 'server',
+    type: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024 }),
+    default: 64 * 1024,
+    description:
+      'largest request body accepted; a larger one is 413 `PAYLOAD_TOO_LARGE` and the connection is closed',
+  }),
 
   DATA_DIR: variable({
     group: 'storage',
@@ -162,6 +203,13 @@ export const ENVIRONMENT = {
     default: undefined,
     description: 'PostgreSQL schema to use (created if missing; tests isolate runs with a fresh one)',
     accepts: 'a lowercase SQL identifier of at most 63 characters',
+  }),
+  DATABASE_QUERY_TIMEOUT_MS: variable({
+    group: 'storage',
+    type: Type.Integer({ minimum: 100, maximum: 600_000 }),
+    default: 10_000,
+    description:
+      'PostgreSQL: deadline of every statement (client and server side; connecting waits at most the smaller of it and 5 s); past it the request is 503 `SERVICE_UNAVAILABLE`',
   }),
   SEARCH_INDEX: variable({
     group: 'storage',
@@ -318,6 +366,20 @@ export const ENVIRONMENT = {
     default: derived('$DATA_DIR/photos'),
     description: 'where rendered photo variants are cached',
     accepts: 'a directory path',
+  }),
+  PHOTO_CACHE_MAX_MB: variable({
+    group: 'photos',
+    type: Type.Number({ minimum: 0.01, maximum: 100_000_000 }),
+    default: 2048,
+    description:
+      'bound on the photo cache, in MiB (bytes of the cached files); the least recently used variants are evicted to stay within it',
+  }),
+  PHOTO_RENDERS_PER_MINUTE: variable({
+    group: 'photos',
+    type: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
+    default: 120,
+    description:
+      'new photo renders (cache misses) a client may cause per one-minute window: by IP on `/fp/`, by account with a key; past it a miss is a 429, a cached photo is still served',
   }),
 } satisfies Record<string, Declaration>;
 

@@ -93,13 +93,16 @@ function setQuotaHeaders(reply: FastifyReply, limits: TierLimits, used: number):
 
 /**
  * When the limits backend (Redis) cannot answer, the request fails closed with
- * 503 — never unmetered, never a bare 500.
+ * 503 and Retry-After — never unmetered, never a bare 500. The backend fails
+ * fast while away (no queue, a command timeout), so this costs no waiting.
  */
 async function unavailableOnFailure<T>(request: FastifyRequest, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    request.log.error({ err: error }, 'limits backend unavailable');
+    // A warning with the cause: the outage itself is logged once by the limits
+    // backend, and the 503 by the error handler.
+    request.log.warn({ err: error }, 'limits backend unavailable');
     throw new ApiError('SERVICE_UNAVAILABLE', 'Rate limiting is temporarily unavailable; retry shortly', {
       retryAfter: 1,
     });
@@ -111,6 +114,11 @@ async function unavailableOnFailure<T>(request: FastifyRequest, call: () => Prom
  * counting, in that order, for every route that declares a metered policy.
  * Every answer of a metered route — errors included — carries the
  * X-RateLimit-* and X-Quota-* headers.
+ *
+ * Windows and quotas are counted per `caller.bucket` — the account for a key
+ * (all of an account's keys share one window and one month's count), the
+ * client IP for anonymous callers and failed authentication — and each request
+ * is judged by its own tier's limits against those shared counts.
  */
 export function installAccessControl(app: FastifyInstance, options: AccessOptions): void {
   const { resolver, limits, tierLimits, clock } = options;

@@ -10,7 +10,12 @@ export interface Caller {
   tier: Tier;
   /** Account that owns the credential; null for anonymous callers. */
   accountId: string | null;
-  /** Stable id of the rate-limit bucket (key id or client IP). */
+  /**
+   * What rate windows and monthly quotas are counted under: `acct:<accountId>`
+   * for a credential (every key of an account shares one budget), `ip:<address>`
+   * for an anonymous caller. Limits are those of `tier`, applied to the bucket's
+   * shared counters.
+   */
   bucket: string;
   /** Largest page size the tier may request. */
   maxPerPage: number;

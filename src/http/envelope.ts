@@ -12,7 +12,8 @@ export interface PaginatedMeta extends Freshness {
 
 /**
  * Builds `meta` for a list response: freshness, paging links built from the
- * request URL, and warnings (unknown parameters plus any the service raised).
+ * request URL (known parameters only), and warnings (unknown parameters,
+ * bounded, plus any the service raised).
  */
 export function paginatedMeta(
   request: FastifyRequest,
@@ -28,7 +29,7 @@ export function paginatedMeta(
     total,
     page: page.page,
     perPage: page.perPage,
-    links: pageLinks(baseUrl, request.url, page, total),
+    links: pageLinks(baseUrl, request.url, page, total, knownParams),
     warnings: [...unknownParamWarnings(request.query, knownParams), ...extraWarnings],
   };
 }

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../platform/db/errors.ts';
 import { ApiError, errorBody, type ParamIssue } from './errors.ts';
+import { patternMeaning } from './schemas.ts';
 
 interface AjvIssue {
   keyword: string;
@@ -31,19 +33,36 @@ export function describeValidationIssue(issue: AjvIssue, context: string | undef
   let message = issue.message ?? 'is invalid';
   if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) {
     message = `must be one of ${issue.params.allowedValues.join(', ')}`;
+  } else if (issue.keyword === 'type' && issue.params.finite === true && issue.message) {
+    // The number rule of src/http/validation.ts words its own message (it quotes what was sent).
+    message = issue.message;
   } else if (issue.keyword === 'type' && typeof issue.params.type === 'string') {
     message = `must be ${/^[aeiou]/.test(issue.params.type) ? 'an' : 'a'} ${issue.params.type}`;
   } else if (issue.keyword === 'pattern') {
+    // Every pattern is declared with what it accepts (PatternString); the raw regex is the fallback.
     const pattern = typeof issue.params.pattern === 'string' ? issue.params.pattern : '';
-    if (pattern.includes('\\d{4}-')) message = 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time';
-    else if (pattern.includes(',')) message = 'must be a comma-separated list of the documented values';
-    else message = 'has an invalid format';
+    const accepts = patternMeaning(pattern);
+    message = accepts ? `must be ${accepts}` : `must match the pattern ${pattern}`;
   } else if (issue.keyword === 'required') {
     message = 'is required';
   } else if (issue.keyword === 'additionalProperties') {
     message = 'is not an allowed field';
   }
   return { parameter, location, rule: issue.keyword, message };
+}
+
+/** Retry-After of a 503 for an unavailable database: a restart or failover takes seconds. */
+const DATABASE_RETRY_AFTER_S = 5;
+
+/** A rejection of the body as a whole names `body`, as a field error names its field. */
+function wholeBodyError(
+  code: 'INVALID_BODY' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE',
+  rule: string,
+  message: string,
+): ApiError {
+  return new ApiError(code, `Invalid "body": ${message}`, {
+    params: [{ parameter: 'body', location: 'body', rule, message }],
+  });
 }
 
 function fromFastifyError(error: FastifyError): ApiError {
@@ -63,21 +82,27 @@ function fromFastifyError(error: FastifyError): ApiError {
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('PAYLOAD_TOO_LARGE', 'Request body is too large');
+      return wholeBodyError('PAYLOAD_TOO_LARGE', 'size', 'is too large');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type; send application/json');
+      return wholeBodyError('UNSUPPORTED_MEDIA_TYPE', 'media_type', 'must be sent as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('INVALID_BODY', 'Request body is empty but Content-Type is application/json');
+      return wholeBodyError('INVALID_BODY', 'json', 'is empty but Content-Type is application/json');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ApiError('INVALID_BODY', 'Request body is not valid JSON');
+      return wholeBodyError('INVALID_BODY', 'json', 'is not valid JSON');
     default:
       break;
   }
   if (error.statusCode === 400 && error.name === 'SyntaxError') {
-    return new ApiError('INVALID_BODY', 'Request body is not valid JSON');
+    return wholeBodyError('INVALID_BODY', 'json', 'is not valid JSON');
   }
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return new ApiError('INVALID_PARAMS', error.message);
+  }
+  // A dependency that cannot serve now is the client's cue to retry, not our bug: 503, never 500.
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', {
+      retryAfter: DATABASE_RETRY_AFTER_S,
+    });
   }
   return new ApiError('INTERNAL_ERROR', 'An internal error occurred; it has been logged with the request id');
 }
@@ -95,26 +120,4 @@ export function installErrorHandling(app: FastifyInstance): void {
     const apiError = new ApiError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
     return reply.status(404).send(errorBody(apiError, request.id));
   });
-}
-
-/**
- * Ajv coerces "1e400" to Infinity and then accepts it as an integer within any
- * maximum; reject numeric query values that do not fit a double before schema
- * validation sees them.
- */
-export async function rejectNonFiniteQueryNumbers(request: FastifyRequest): Promise<void> {
-  const query = request.query as Record<string, unknown> | undefined;
-  if (!query) return;
-  for (const [name, value] of Object.entries(query)) {
-    for (const item of Array.isArray(value) ? value : [value]) {
-      if (
-        typeof item === 'string' &&
-        /^[+-]?(\d|\.\d)/.test(item) &&
-        !Number.isFinite(Number(item)) &&
-        !Number.isNaN(Number(item))
-      ) {
-        throw ApiError.invalidParam({ parameter: name, rule: 'type', message: 'must be a finite number' });
-      }
-    }
-  }
 }

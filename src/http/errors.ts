@@ -6,6 +6,8 @@
 export const ERROR_CODES = {
   INVALID_PARAMS: 400,
   INVALID_BODY: 400,
+  /** Not valid HTTP/1.1 (request line, header syntax, framing); the connection is closed. */
+  INVALID_REQUEST: 400,
   MISSING_API_KEY: 401,
   INVALID_API_KEY: 401,
   EXPIRED_API_KEY: 401,
@@ -13,11 +15,15 @@ export const ERROR_CODES = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   NOT_ACCEPTABLE: 406,
+  /** The request (headers or body) did not arrive in time; the connection is closed. */
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
   QUOTA_EXCEEDED: 429,
+  /** The request line and headers exceed the server's limit; the connection is closed. */
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   UPSTREAM_ERROR: 502,
   SERVICE_UNAVAILABLE: 503,

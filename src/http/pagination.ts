@@ -33,17 +33,28 @@ export function assertPageInRange(page: PageRequest, total: number): void {
 }
 
 /**
- * Absolute links for a paginated response. Other query parameters are kept
- * as sent (in their order), `page` and `perPage` are set to effective values.
+ * Absolute links for a paginated response. The operation's known query
+ * parameters are kept as sent (in their order; each is bounded by its schema),
+ * unknown ones are dropped — they were ignored, and echoing them would let a
+ * 15 KB query grow every list response fivefold — and `page` and `perPage` are
+ * set to effective values.
  */
-export function pageLinks(baseUrl: string, rawUrl: string, page: PageRequest, total: number): PageLinks {
+export function pageLinks(
+  baseUrl: string,
+  rawUrl: string,
+  page: PageRequest,
+  total: number,
+  knownParams: ReadonlySet<string>,
+): PageLinks {
   const queryStart = rawUrl.indexOf('?');
   let path = queryStart === -1 ? rawUrl : rawUrl.slice(0, queryStart);
   // An absolute-form request target (`GET http://host/path`) must not leak its host into links.
   if (!path.startsWith('/')) path = new URL(path, 'http://placeholder').pathname;
-  const params = new URLSearchParams(queryStart === -1 ? '' : rawUrl.slice(queryStart + 1));
-  params.delete('page');
-  params.delete('perPage');
+  const sent = new URLSearchParams(queryStart === -1 ? '' : rawUrl.slice(queryStart + 1));
+  const params = new URLSearchParams();
+  for (const [name, value] of sent) {
+    if (knownParams.has(name) && name !== 'page' && name !== 'perPage') params.append(name, value);
+  }
   const kept = params.toString();
   // Built by concatenation: this runs on every list response.
   const prefix = `${baseUrl}${path}?${kept === '' ? '' : `${kept}&`}`;
@@ -58,15 +69,26 @@ export function pageLinks(baseUrl: string, rawUrl: string, page: PageRequest, to
   };
 }
 
+/** Unknown parameters named one by one in `warnings`; the rest are counted in one more warning. */
+export const MAX_UNKNOWN_PARAM_WARNINGS = 10;
+/** Longest unknown parameter name repeated in a warning; longer names are cut with "…". */
+const MAX_ECHOED_NAME_LENGTH = 40;
+
 /**
  * Warnings for query parameters the operation does not know (they are ignored,
  * not rejected). Reads the parsed query: the schemas keep unknown keys there.
+ * Bounded whatever was sent: at most MAX_UNKNOWN_PARAM_WARNINGS names, each
+ * cut to MAX_ECHOED_NAME_LENGTH characters, then one warning with the count.
  */
 export function unknownParamWarnings(query: unknown, known: ReadonlySet<string>): string[] {
   const warnings: string[] = [];
   if (query === null || typeof query !== 'object') return warnings;
-  for (const key of Object.keys(query)) {
-    if (!known.has(key)) warnings.push(`Unknown parameter "${key}" was ignored.`);
+  const unknown = Object.keys(query).filter((key) => !known.has(key));
+  for (const key of unknown.slice(0, MAX_UNKNOWN_PARAM_WARNINGS)) {
+    const shown = key.length > MAX_ECHOED_NAME_LENGTH ? `${key.slice(0, MAX_ECHOED_NAME_LENGTH)}…` : key;
+    warnings.push(`Unknown parameter "${shown}" was ignored.`);
   }
+  const more = unknown.length - MAX_UNKNOWN_PARAM_WARNINGS;
+  if (more > 0) warnings.push(`${more} more unknown parameters were ignored.`);
   return warnings;
 }

@@ -1,6 +1,6 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
+import { PatternString } from './schemas.ts';
 
 /**
  * Listing and building ids are decimal digit strings (StreetEasy's and the
@@ -17,8 +17,7 @@ export function isResourceId(value: string): boolean {
 
 /** A path id schema; routes check it first (`assertPathId`) so the 400 says what an id looks like. */
 export function resourceIdParam(what: 'Listing' | 'Building') {
-  return Type.String({
-    pattern: RESOURCE_ID_PATTERN,
+  return PatternString(RESOURCE_ID_PATTERN, `an id of 1 to ${RESOURCE_ID_MAX_LENGTH} digits`, {
     minLength: 1,
     maxLength: RESOURCE_ID_MAX_LENGTH,
     description: `${what} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits.`,

@@ -1,5 +1,5 @@
 /** Shared TypeBox schemas: the error envelope, response meta and pagination. */
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type StringOptions, type TSchema, Type } from '@sinclair/typebox';
 import { ERROR_CODES } from './errors.ts';
 
 export const ParamIssueSchema = Type.Object(
@@ -131,6 +131,60 @@ export const PageQuery = {
     Type.Integer({ minimum: 1, maximum: 100000, default: 1, description: '1-indexed page.' }),
   ),
 };
+
+/**
+ * What each declared pattern accepts, in words. A value failing a pattern gets
+ * a 400 saying `must be <words>`, so every pattern-checked parameter is
+ * declared through `PatternString` (or a helper built on it).
+ */
+const PATTERN_MEANINGS = new Map<string, string>();
+
+/**
+ * A string checked by a regular expression, with what it accepts in words
+ * (`accepts` completes "must be …": "a date (YYYY-MM-DD)"). One pattern has
+ * one meaning: declaring it again with other words is a programming error.
+ */
+export function PatternString(
+  pattern: string,
+  accepts: string,
+  options: Omit<StringOptions, 'pattern'> = {},
+) {
+  const known = PATTERN_MEANINGS.get(pattern);
+  if (known !== undefined && known !== accepts) {
+    throw new Error(`Pattern ${pattern} is declared as both "${known}" and "${accepts}"`);
+  }
+  PATTERN_MEANINGS.set(pattern, accepts);
+  return Type.String({ ...options, pattern });
+}
+
+/** The words a pattern was declared with, for its validation error; undefined for an undeclared pattern. */
+export function patternMeaning(pattern: string): string | undefined {
+  return PATTERN_MEANINGS.get(pattern);
+}
+
+/** A comma-separated list of values from a closed set (`A,B`); a bad list's 400 names every allowed value. */
+export function CommaList(values: readonly string[], options: Omit<StringOptions, 'pattern'> = {}) {
+  const alternatives = values.join('|');
+  return PatternString(
+    `^(${alternatives})(,(${alternatives}))*$`,
+    `a comma-separated list of: ${values.join(', ')}`,
+    options,
+  );
+}
+
+/** A calendar date parameter, `YYYY-MM-DD`. */
+export function DateString(options: Omit<StringOptions, 'pattern'> = {}) {
+  return PatternString('^\\d{4}-\\d{2}-\\d{2}$', 'a date (YYYY-MM-DD)', options);
+}
+
+/** A date, or a date-time with an explicit offset. */
+export function DateOrDateTimeString(options: Omit<StringOptions, 'pattern'> = {}) {
+  return PatternString(
+    '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$',
+    'a date (YYYY-MM-DD) or an ISO 8601 date-time with an offset (2026-11-01T09:30:00Z)',
+    options,
+  );
+}
 
 /**
  * A string enum as a JSON Schema `enum` (not TypeBox's anyOf-of-consts), so a

@@ -15,8 +15,11 @@ import Fastify, {
 import type { Config } from '../config.ts';
 import { eventWebhooks } from '../modules/events/event-catalogue.ts';
 import { type AccessOptions, installAccessControl } from './access.ts';
-import { installErrorHandling, rejectNonFiniteQueryNumbers } from './error-handler.ts';
+import { httpEdge } from './edge.ts';
+import { installErrorHandling } from './error-handler.ts';
 import { ApiError, errorBody } from './errors.ts';
+import { redactingLogOptions } from './redact.ts';
+import { buildRequestValidator } from './validation.ts';
 
 /** The HTTP application with the TypeBox type provider, set once here: route plugins get it typed. */
 export type HttpApp = FastifyInstance<
@@ -38,6 +41,10 @@ export interface HttpServerOptions {
   componentSchemas: readonly TSchema[];
 }
 
+/**
+ * The one set of logger options: the request logger's and the process
+ * logger's (`src/app.ts` builds it from these), so both redact alike.
+ */
 export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false;
   return {
@@ -47,6 +54,8 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
       paths: ['req.headers.authorization', 'req.headers.cookie', '*.apiKey', '*.secret'],
       censor: '[redacted]',
     },
+    // …nor when a client puts them in a URL, or an error message quotes one.
+    ...redactingLogOptions(config.apiKeyPrefix),
   };
 }
 
@@ -58,6 +67,7 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
  */
 export async function createHttpServer(options: HttpServerOptions): Promise<HttpApp> {
   const { config } = options;
+  const edge = httpEdge(config.http);
   const app = Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
@@ -65,7 +75,9 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     genReqId: () => randomUUID(),
     // X-Forwarded-For is believed only from configured proxies.
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
-    bodyLimit: 64 * 1024,
+    // Timeouts, body and header limits, and the error envelope for what
+    // Node's parser rejects: what one connection may hold (./edge.ts).
+    ...edge.fastifyOptions,
     // Router-level rejections (undecodable URL, over-long path parameter) use the one envelope too.
     frameworkErrors: (error, request, reply) => {
       const apiError = ApiError.invalidParam({
@@ -82,22 +94,17 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
         .header('X-Request-Id', request.id)
         .send(errorBody(apiError, request.id));
     },
-    ajv: {
-      customOptions: {
-        coerceTypes: 'array',
-        removeAdditional: true,
-        useDefaults: true,
-        allErrors: false,
-      },
-    },
+    // Query strings and path parameters are coerced from text (numbers must be finite decimals,
+    // no NUL characters); JSON bodies are never coerced. See src/http/validation.ts.
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest('caller', null as never);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  edge.install(app);
   installAccessControl(app, options.access);
-  app.addHook('preValidation', rejectNonFiniteQueryNumbers);
   installErrorHandling(app);
 
   for (const schema of options.componentSchemas) app.addSchema(schema);

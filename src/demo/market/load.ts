@@ -98,8 +98,14 @@ const MARKET_TABLES = [
 /** SQLite's compiled-in bind limit is 32,766; PostgreSQL's protocol allows 65,535. */
 const MAX_PARAMS = { sqlite: 32_000, postgres: 65_000 } as const;
 
-/** Listings per transaction: bounds the WAL / transaction size without many commits. */
-const LISTINGS_PER_TRANSACTION = 50_000;
+/**
+ * Listings per transaction: bounds the WAL / transaction size without many
+ * commits, and how long one transaction holds SQLite's write lock (~1 s here),
+ * well inside the 5 s busy timeout other processes (the CLI) wait for it. The
+ * loading marker makes the whole load restartable, so smaller transactions
+ * lose no atomicity a reader could observe.
+ */
+const LISTINGS_PER_TRANSACTION = 10_000;
 
 type Row = Record<string, unknown>;
 

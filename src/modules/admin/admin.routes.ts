@@ -3,15 +3,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { keyRoute } from '../../http/access.ts';
 import { ApiError } from '../../http/errors.ts';
 import { ErrorResponse } from '../../http/schemas.ts';
+import type { Clock } from '../../platform/clock.ts';
 import { looksLikeApiKey } from '../keys/api-key.ts';
 import { toApiKeyView, toIssuedApiKeyView } from '../keys/keys.schema.ts';
 import {
   changeApiKey,
   type KeyChangeOutcome,
   keyChangeRefusalMessage,
-  normalizeDateTime,
   revokeApiKey,
+  type SubscriptionEndRefusal,
+  subscriptionEndRefusalMessage,
   validateKeyChange,
+  validateNewKeyEnd,
 } from '../keys/keys.service.ts';
 import type { ApiKeyRecord, SubscriptionProvider } from '../keys/subscriptions.ts';
 import {
@@ -27,31 +30,25 @@ import {
   type UpdateApiKeyInput,
 } from './admin.schema.ts';
 
-function invalidDate(field: string): ApiError {
-  return new ApiError('INVALID_BODY', `Invalid field "${field}": must be an ISO 8601 date-time with offset`, {
-    params: [
-      {
-        parameter: field,
-        location: 'body',
-        rule: 'format',
-        message: 'must be an ISO 8601 date-time with offset',
-      },
-    ],
+const END_RULE: Record<SubscriptionEndRefusal['reason'], string> = {
+  invalid_date: 'format',
+  date_out_of_range: 'range',
+  date_in_past: 'past',
+};
+
+/** A refused subscription end as the 400 that names the field. */
+function invalidEnd(refusal: SubscriptionEndRefusal): ApiError {
+  const message = subscriptionEndRefusalMessage(refusal);
+  return new ApiError('INVALID_BODY', `Invalid field "${refusal.field}": ${message}`, {
+    params: [{ parameter: refusal.field, location: 'body', rule: END_RULE[refusal.reason], message }],
   });
 }
 
-/** Validated `subscriptionEndsAt`: undefined (absent), null, or normalised UTC. */
-function bodyDateTime(value: string | null | undefined, field: string): string | null | undefined {
-  if (value === undefined || value === null) return value;
-  const normalized = normalizeDateTime(value);
-  if (normalized === null) throw invalidDate(field);
-  return normalized;
-}
-
 /**
- * The app-wide Ajv setting strips unknown properties silently; for admin writes
- * a misspelt field (say `subscriptionEndAt`) must fail rather than issue a key
- * that never expires, so unknown fields are rejected before validation.
+ * A misspelt field (say `subscriptionEndAt`) must fail rather than issue a key
+ * that never expires. Checked before schema validation so the 400 lists the
+ * allowed fields (the schema's `additionalProperties: false` would only name
+ * the unknown one).
  */
 function rejectUnknownFields(allowed: readonly string[]) {
   return async (request: FastifyRequest): Promise<void> => {
@@ -101,11 +98,13 @@ export interface AdminRouteServices {
   subscriptions: SubscriptionProvider;
   /** Word before the UUID in API keys: a path that looks like a key is refused, never looked up. */
   apiKeyPrefix: string;
+  /** The service clock: a new key's subscription end must lie after its now. */
+  clock: Clock;
 }
 
 export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async (
   app,
-  { subscriptions: provider, apiKeyPrefix },
+  { subscriptions: provider, apiKeyPrefix, clock },
 ) => {
   const typed = app;
   const access = keyRoute('INTERNAL');
@@ -156,7 +155,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async 
     },
     async (request, reply) => {
       const body: CreateApiKeyInput = request.body;
-      const subscriptionEndsAt = bodyDateTime(body.subscriptionEndsAt, 'subscriptionEndsAt') ?? null;
+      const end = validateNewKeyEnd(body.subscriptionEndsAt, clock.now());
+      if (!end.ok) throw invalidEnd(end);
+      const { subscriptionEndsAt } = end;
       const issued = await provider.issue({ accountId: body.account, tier: body.tier, subscriptionEndsAt });
       audit(request, 'api_key.create', issued);
       noStore(reply);
@@ -233,7 +234,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async 
       const body: UpdateApiKeyInput = request.body;
       const validation = validateKeyChange(body);
       if (!validation.ok) {
-        if (validation.reason === 'invalid_date') throw invalidDate(validation.field);
+        if (validation.reason !== 'empty') throw invalidEnd(validation);
         throw new ApiError(
           'INVALID_BODY',
           'The body must set at least one of tier, status, subscriptionEndsAt',

@@ -22,7 +22,7 @@ export const CreateApiKeyBody = Type.Object(
     tier: tierField,
     subscriptionEndsAt: Type.Optional(
       subscriptionEndField(
-        'When the subscription ends (ISO 8601 date-time with offset); omit or null: no end.',
+        'When the subscription ends (ISO 8601 date-time with offset): after now, and from 2000-01-01 to 9999-12-31 (UTC), else a 400. Omit or null: no end.',
       ),
     ),
   },
@@ -35,7 +35,9 @@ export const UpdateApiKeyBody = Type.Object(
     tier: Type.Optional(tierField),
     status: Type.Optional(statusField),
     subscriptionEndsAt: Type.Optional(
-      subscriptionEndField('New subscription end (ISO 8601 date-time with offset), or null to remove it.'),
+      subscriptionEndField(
+        'New subscription end (ISO 8601 date-time with offset, from 2000-01-01 to 9999-12-31 UTC; now or earlier ends the subscription at once), or null to remove it.',
+      ),
     ),
   },
   {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { listResponse, PageQuery } from '../../http/schemas.ts';
+import { CommaList, listResponse, PageQuery } from '../../http/schemas.ts';
 
 export const AREA_INCLUDES = ['children', 'ancestors', 'counts', 'centroid'] as const;
 export type AreaInclude = (typeof AREA_INCLUDES)[number];
@@ -59,8 +59,8 @@ export const ListAreasQuery = Type.Object({
     }),
   ),
   include: Type.Optional(
-    Type.String({
-      pattern: `^(${AREA_INCLUDES.join('|')})(,(${AREA_INCLUDES.join('|')}))*$`,
+    CommaList(AREA_INCLUDES, {
+      maxLength: 200,
       description: `Comma-separated extras per area: ${AREA_INCLUDES.map((i) => `\`${i}\``).join(', ')}.`,
     }),
   ),

@@ -3,6 +3,7 @@ import { FCC_DISCLAIMER } from '../../domain/broadband.ts';
 import { BUILDING_TYPES, LISTING_STATUSES } from '../../domain/listing.ts';
 import { resourceIdParam } from '../../http/path-id.ts';
 import {
+  CommaList,
   dataResponse,
   Literals,
   listResponse,
@@ -207,13 +208,10 @@ export const HpdViolationSchema = Type.Object(
 );
 export type HpdViolation = Static<typeof HpdViolationSchema>;
 
-/** Listing statuses as a comma-separated list (same form as the search `status` parameter). */
-const statusList = LISTING_STATUSES.join('|');
-
 export const BuildingListingsQuery = Type.Object({
   status: Type.Optional(
-    Type.String({
-      pattern: `^(${statusList})(,(${statusList}))*$`,
+    // Same form as the search `status` parameter.
+    CommaList(LISTING_STATUSES, {
       maxLength: 100,
       description: `Comma-separated statuses to include (${LISTING_STATUSES.join(', ')}); default \`ACTIVE\`, as in search.`,
     }),

@@ -1,13 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { UNMETERED_ROUTE } from '../../http/access.ts';
-import { HealthResponse } from './health.schema.ts';
+import { ApiError, errorBody } from '../../http/errors.ts';
+import { ErrorResponse } from '../../http/schemas.ts';
+import { HealthResponse, LivenessResponse, ReadinessResponse } from './health.schema.ts';
 import type { HealthService } from './health.service.ts';
 
 export interface HealthRouteServices {
   health: HealthService;
 }
 
-/** `/health`: public, outside rate limits and quotas. */
+/** Seconds a balancer or client is told to wait before probing a node that is not ready again. */
+const NOT_READY_RETRY_AFTER_S = 1;
+
+/** `/health`, `/health/ready`, `/health/live`: public, outside rate limits and quotas. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = async (app, { health }) => {
   app.get(
     '/health',
@@ -18,10 +23,57 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = asyn
         tags: ['Service'],
         summary: 'Service health',
         description:
-          'Public, outside rate limits and quotas. Always 200 while the process serves HTTP; `status` says whether the database answers and `data` how old each dataset is.',
+          'Public, outside rate limits and quotas. Always 200 while the process serves HTTP; `status` says whether every needed dependency (database, limits backend) answers, and the body how each dependency stands and how old each dataset is.',
         response: { 200: HealthResponse },
       },
     },
     async () => health.check(),
+  );
+
+  app.get(
+    '/health/ready',
+    {
+      config: { access: UNMETERED_ROUTE },
+      schema: {
+        operationId: 'getReadiness',
+        tags: ['Service'],
+        summary: 'Readiness for a load balancer',
+        description:
+          'Public, outside rate limits and quotas. 200 while the database and the limits backend both answer; otherwise 503 `SERVICE_UNAVAILABLE` with `details.checks` naming the one away, so a load balancer stops routing to the node until it recovers.',
+        response: { 200: ReadinessResponse, 503: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const { ready, checks } = await health.readiness();
+      if (ready)
+        return { status: 'ready' as const, checks: { database: 'ok' as const, limits: 'ok' as const } };
+      const away = Object.entries(checks)
+        .filter(([, status]) => status !== 'ok')
+        .map(([name, status]) => `${name} ${status}`)
+        .join(', ');
+      const error = new ApiError('SERVICE_UNAVAILABLE', `Not ready: ${away}`, {
+        checks,
+        retryAfter: NOT_READY_RETRY_AFTER_S,
+      });
+      // Answered here rather than thrown: a probe polled every few seconds is not an error to log each time.
+      reply.header('Retry-After', String(NOT_READY_RETRY_AFTER_S));
+      return reply.status(503).send(errorBody(error, request.id));
+    },
+  );
+
+  app.get(
+    '/health/live',
+    {
+      config: { access: UNMETERED_ROUTE },
+      schema: {
+        operationId: 'getLiveness',
+        tags: ['Service'],
+        summary: 'Liveness',
+        description:
+          'Public, outside rate limits and quotas. 200 while the process serves HTTP, whatever its dependencies do: restart the process only when this stops answering.',
+        response: { 200: LivenessResponse },
+      },
+    },
+    async () => health.liveness(),
   );
 };

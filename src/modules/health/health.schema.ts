@@ -3,7 +3,8 @@ import { type Static, Type } from '@sinclair/typebox';
 export const HealthResponse = Type.Object(
   {
     status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], {
-      description: '`degraded` when the database does not answer; the service still responds.',
+      description:
+        '`degraded` when a dependency every request needs is away — the database does not answer, or the limits backend is `unreachable` or has lost its lease — so a load balancer should drain the node (see `GET /v1/health/ready`); the service still responds. An upstream failure does not degrade: reads are served from the store.',
     }),
     version: Type.String(),
     uptimeSeconds: Type.Integer(),
@@ -13,6 +14,22 @@ export const HealthResponse = Type.Object(
       status: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]),
       latencyMs: Type.Union([Type.Number(), Type.Null()]),
     }),
+    limits: Type.Object(
+      {
+        backend: Type.Union([Type.Literal('memory'), Type.Literal('redis')], {
+          description:
+            '`memory`: rate windows in this process and quotas in the database (one process per store); `redis`: both in Redis, shared by every process.',
+        }),
+        status: Type.Union([Type.Literal('ok'), Type.Literal('unreachable'), Type.Literal('lease_lost')], {
+          description:
+            "`unreachable`: Redis does not answer, so metered routes answer 503 `SERVICE_UNAVAILABLE` (fail closed); `lease_lost`: another process took over this store's embedded limits.",
+        }),
+        latencyMs: Type.Union([Type.Number(), Type.Null()], {
+          description: 'Round trip of a Redis PING; null for `memory` or when unreachable.',
+        }),
+      },
+      { description: 'The rate-limit and quota backend.' },
+    ),
     data: Type.Object({
       searchRentals: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
         description: 'When rental search data was last refreshed.',
@@ -53,3 +70,20 @@ export const HealthResponse = Type.Object(
   { $id: 'Health' },
 );
 export type Health = Static<typeof HealthResponse>;
+
+export const DEPENDENCY_NAMES = ['database', 'limits'] as const;
+export type DependencyName = (typeof DEPENDENCY_NAMES)[number];
+
+/** What a load balancer's readiness probe gets while every needed dependency answers. */
+export const ReadinessResponse = Type.Object({
+  status: Type.Literal('ready'),
+  checks: Type.Object({ database: Type.Literal('ok'), limits: Type.Literal('ok') }),
+});
+export type Readiness = Static<typeof ReadinessResponse>;
+
+/** Liveness: the process serves HTTP; says nothing about dependencies. */
+export const LivenessResponse = Type.Object({
+  status: Type.Literal('live'),
+  uptimeSeconds: Type.Integer(),
+});
+export type Liveness = Static<typeof LivenessResponse>;

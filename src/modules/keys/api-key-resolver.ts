@@ -5,7 +5,12 @@ import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SubscriptionProvider } from './subscriptions.ts';
 
-/** Resolves `Authorization: Bearer <API key>` against the subscription provider, on every request. */
+/**
+ * Resolves `Authorization: Bearer <API key>` against the subscription provider,
+ * on every request. A key's caller is metered by its account: every key of an
+ * account shares one rate window and one monthly quota (`acct:<accountId>`),
+ * each request judged by its own key's tier.
+ */
 export class ApiKeyResolver implements CredentialResolver {
   constructor(
     private readonly provider: SubscriptionProvider,
@@ -25,9 +30,14 @@ export class ApiKeyResolver implements CredentialResolver {
       kind: 'api_key',
       tier: record.tier,
       accountId: record.accountId,
-      bucket: `key:${record.id}`,
+      bucket: accountBucket(record.accountId),
       maxPerPage: this.tierLimits[record.tier].maxPerPage,
       keyId: record.id,
     };
   }
+}
+
+/** The limits bucket of an account: shared by all of its keys (and, later, its OAuth tokens). */
+export function accountBucket(accountId: string): string {
+  return `acct:${accountId}`;
 }

@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { TIERS } from '../../domain/tiers.ts';
-import { StringEnum } from '../../http/schemas.ts';
+import { PatternString, StringEnum } from '../../http/schemas.ts';
 import type { ApiKeyRecord, IssuedKey, KeyStatus } from './subscriptions.ts';
 
 /** Account ids are operator-chosen slugs; the same rule applies to the CLI and the admin API. */
@@ -15,10 +15,9 @@ export const ACCOUNT_ID_MAX_LENGTH = 100;
 export const KEY_STATUSES = ['active', 'disabled', 'revoked'] as const satisfies readonly KeyStatus[];
 
 export const accountField = (description: string) =>
-  Type.String({
+  PatternString(ACCOUNT_ID_PATTERN, 'an account id: 1 to 100 letters, digits, ".", "_" or "-"', {
     minLength: 1,
     maxLength: ACCOUNT_ID_MAX_LENGTH,
-    pattern: ACCOUNT_ID_PATTERN,
     description,
     examples: ['acme'],
   });

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { BUILDING_TYPES, SALE_TYPES } from '../../domain/listing.ts';
-import { MetaSchema, readErrors, StringEnum } from '../../http/schemas.ts';
+import { DateString, MetaSchema, PatternString, readErrors, StringEnum } from '../../http/schemas.ts';
 import { MIN_SAMPLE } from './statistics.ts';
 import { MAX_DAYS_BACK, MAX_MONTHS_BACK, TREND_INTERVALS, TREND_METRICS } from './trends.ts';
 
@@ -146,8 +146,7 @@ export const SaleSnapshotResponse = Type.Object({
 export const MAX_COMPARE_AREAS = 5;
 
 export const CompareQuery = Type.Object({
-  areas: Type.String({
-    pattern: '^\\d{1,8}(,\\d{1,8})*$',
+  areas: PatternString('^\\d{1,8}(,\\d{1,8})*$', 'a comma-separated list of area ids (digits)', {
     maxLength: 200,
     description: `Comma-separated area ids, 1 to ${MAX_COMPARE_AREAS}; each includes its descendants. More than ${MAX_COMPARE_AREAS} or an unknown id is a 400.`,
   }),
@@ -169,8 +168,6 @@ export type CompareResponse = Static<typeof CompareResponse>;
 
 export const marketErrors = readErrors;
 
-const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
-
 export const TrendQuery = Type.Object({
   areaId: snapshotQuery.areaId,
   bedrooms: snapshotQuery.bedrooms,
@@ -185,14 +182,12 @@ export const TrendQuery = Type.Object({
       'Default `day`. `week` (ISO weeks, Monday start) and `month` points read levels (medians, inventory) on the last covered day of the period and sum `new_listings` over it.',
   }),
   from: Type.Optional(
-    Type.String({
-      pattern: DATE,
+    DateString({
       description: `First day (UTC), inclusive. At most ${MAX_DAYS_BACK} days back for day and week series, ${MAX_MONTHS_BACK} months for month series. Default: 30 days, 12 weeks or 12 months before \`to\`.`,
     }),
   ),
   to: Type.Optional(
-    Type.String({
-      pattern: DATE,
+    DateString({
       description: 'Last day (UTC), inclusive; not after today. Default: yesterday (the last complete day).',
     }),
   ),

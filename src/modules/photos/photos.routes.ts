@@ -11,6 +11,7 @@ import {
   photoResponses,
 } from './photos.schema.ts';
 import type { PhotoService, PhotoVariant } from './photos.service.ts';
+import { isRenderRefusal, type RenderRefusal } from './render-admission.ts';
 
 /** The bytes behind a (key, size) never change: a year, and no revalidation while fresh. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -22,10 +23,21 @@ export interface PhotoRouteServices {
 
 function variantSender(photos: PhotoService) {
   return async (request: FastifyRequest, reply: FastifyReply, key: string, size: PhotoSize) => {
-    const variant = await photos.variant(key, size);
+    // A render is charged to the caller as access control identified it: the client IP
+    // when anonymous (always, on /fp/), else the key's account.
+    const variant = await photos.variant(key, size, request.caller.bucket);
     if (!variant) throw ApiError.notFound('Photo', key);
+    if (isRenderRefusal(variant)) throw renderRefused(variant);
     return sendVariant(request, reply, variant);
   };
+}
+
+function renderRefused(refusal: RenderRefusal): ApiError {
+  const message =
+    refusal.refused === 'budget'
+      ? `Photo render budget of ${refusal.limit} new renders per minute exceeded; photos already rendered are still served`
+      : `Too many photo renders under way for this client (at most ${refusal.limit} at once); retry shortly`;
+  return new ApiError('RATE_LIMIT_EXCEEDED', message, { retryAfter: refusal.retryAfterSeconds });
 }
 
 /**
@@ -44,7 +56,7 @@ export const photoApiRoutes: FastifyPluginAsyncTypebox<PhotoRouteServices> = asy
         operationId: 'getPhoto',
         tags: ['Photos'],
         summary: 'Photo by key',
-        description: `A listing or building photo as WebP, cropped to fill the requested size (default \`${DEFAULT_PHOTO_SIZE}\`). No key needed; metered like every public endpoint (Free-tier limits by IP without a key). Photo URLs in responses use the unmetered \`/fp/{key}-{size}.webp\` form instead. Responses carry a strong ETag and are cacheable for a year; If-None-Match answers 304.`,
+        description: `A listing or building photo as WebP, cropped to fill the requested size (default \`${DEFAULT_PHOTO_SIZE}\`). No key needed; metered like every public endpoint (Free-tier limits by IP without a key). Photo URLs in responses use the unmetered \`/fp/{key}-{size}.webp\` form instead. Rendering a variant not rendered yet is also charged to the caller's render budget (as on \`/fp/\`). Responses carry a strong ETag and are cacheable for a year; If-None-Match answers 304.`,
         params: PhotoParams,
         querystring: PhotoQuery,
         response: photoResponses,
@@ -57,13 +69,13 @@ export const photoApiRoutes: FastifyPluginAsyncTypebox<PhotoRouteServices> = asy
 
 /**
  * `/fp/{key}-{size}.webp`: the image-host layout that photo URLs in responses
- * point at (`PHOTO_BASE_URL`, this service by default). It is not metered: a
- * client rendering one search page loads dozens of images, which must not
- * spend the 10-per-minute Free window its data requests need, and these are
- * the URLs a CDN in front of the service fetches from. The work it can cause
- * is bounded — only keys in the photos table are served, each variant is
- * rendered once and then read from disk — so it is as safe to leave open as a
- * CDN origin.
+ * point at (`PHOTO_BASE_URL`, this service by default). Requests are not
+ * metered: a client rendering one search page loads dozens of images, which
+ * must not spend the 10-per-minute Free window its data requests need, and
+ * these are the URLs a CDN in front of the service fetches from. The work it
+ * can cause is bounded: only keys in the photos table are served, a variant on
+ * disk is served without limit, a new render is charged to the client IP's
+ * render budget (429 past it), and the disk cache has a size bound.
  */
 export const photoFileRoutes: FastifyPluginAsyncTypebox<PhotoRouteServices> = async (app, { photos }) => {
   const serve = variantSender(photos);
@@ -77,7 +89,7 @@ export const photoFileRoutes: FastifyPluginAsyncTypebox<PhotoRouteServices> = as
         tags: ['Photos'],
         summary: 'Photo file (image host)',
         description:
-          'What photo URLs in responses point at: `{photo_base_url}/fp/<key>-<size>.webp`. Same bytes as `/v1/photos/{key}?size=<size>`. Public and outside rate limits and quotas, like a CDN: a page of results loads many images, and the work is bounded (existing keys only, each size rendered once, then served from disk). Immutable: cache for a year; If-None-Match answers 304.',
+          "What photo URLs in responses point at: `{photo_base_url}/fp/<key>-<size>.webp`. Same bytes as `/v1/photos/{key}?size=<size>`. Public and outside request rate limits and quotas, like a CDN: a page of results loads many images. A variant already rendered is always served; rendering a new one (`X-Cache: MISS`) is charged to the client IP's render budget (`PHOTO_RENDERS_PER_MINUTE`, and a few renders at once), past which the answer is 429 `RATE_LIMIT_EXCEEDED` with Retry-After. Immutable: cache for a year; If-None-Match answers 304.",
         params: PhotoFileParams,
         response: photoFileResponses,
       },

@@ -1,11 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ErrorResponse, StringEnum } from '../../http/schemas.ts';
+import { ErrorResponse, PatternString, StringEnum } from '../../http/schemas.ts';
 import { DEFAULT_PHOTO_SIZE, PHOTO_KEY_PATTERN, PHOTO_SIZES } from './photo-url.ts';
 
 const SIZES_NOTE = `\`<name>_<width>_<height>\`; the image is cropped to fill exactly that many pixels. One of ${PHOTO_SIZES.map((s) => `\`${s}\``).join(', ')}.`;
 
-export const PhotoKey = Type.String({
-  pattern: PHOTO_KEY_PATTERN,
+export const PhotoKey = PatternString(PHOTO_KEY_PATTERN, 'a photo key: 32 lowercase hex characters', {
   description: 'Photo key as listing and building responses carry it: 32 lowercase hex characters.',
 });
 
@@ -54,7 +53,7 @@ const notModified = {
     'Not Modified: If-None-Match carried the current ETag. No body; ETag and Cache-Control repeated.',
 };
 
-/** Responses of the metered `/v1/photos/{key}`. */
+/** Responses of the metered `/v1/photos/{key}` (429: request window, quota, or render budget). */
 export const photoResponses = {
   200: photoBody,
   304: notModified,
@@ -62,14 +61,16 @@ export const photoResponses = {
   404: ErrorResponse,
   429: ErrorResponse,
   500: ErrorResponse,
+  503: ErrorResponse,
 };
 
-/** Responses of the unmetered image-host path: no limits, so no 429. */
+/** Responses of the image-host path: requests are not metered, renders are (429 past the render budget). */
 export const photoFileResponses = {
   200: photoBody,
   304: notModified,
   400: ErrorResponse,
   404: ErrorResponse,
+  429: ErrorResponse,
   500: ErrorResponse,
 };
 

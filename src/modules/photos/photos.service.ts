@@ -2,10 +2,16 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import sharp from 'sharp';
 import type { Database } from '../../platform/db/tables.ts';
-import { PhotoDiskCache } from './photo-cache.ts';
+import { type CacheMaintenance, PhotoDiskCache } from './photo-cache.ts';
 import type { PhotoRecord, PhotoSource } from './photo-source.ts';
 import { type PhotoSize, photoSizeDimensions } from './photo-url.ts';
 import { findPhoto } from './photos.repository.ts';
+import {
+  isRenderRefusal,
+  RenderAdmission,
+  type RenderBudgetOptions,
+  type RenderRefusal,
+} from './render-admission.ts';
 
 /**
  * Names the resize/encode settings below; with the source id it forms the disk
@@ -15,6 +21,10 @@ const PIPELINE_VERSION = 'cover-flat-webp80-1';
 const WEBP_QUALITY = 80;
 /** A render that takes longer than this is abandoned (a hostile or broken original). */
 const RENDER_TIMEOUT_SECONDS = 30;
+/** PHOTO_CACHE_MAX_MB's default, for services built without one. */
+export const DEFAULT_PHOTO_CACHE_MAX_BYTES = 2048 * 1024 * 1024;
+/** Renders of one client under way at once: above a browser's 6 connections per host. */
+const DEFAULT_MAX_PENDING_RENDERS_PER_CLIENT = 8;
 
 export interface PhotoVariant {
   /** WebP bytes of exactly the size's width × height. */
@@ -36,12 +46,21 @@ export interface PhotoServiceOptions {
    * the default pool of 4 free.
    */
   maxConcurrentRenders?: number;
+  /** Bound on the bytes of the disk cache (PHOTO_CACHE_MAX_MB); least recently used variants go first. */
+  maxCacheBytes?: number;
   /**
-   * The disk cache failed to read (other than "not there") or to write. The
-   * variant is still served, rendered afresh: a broken cache costs CPU, not
-   * availability. This hears about it.
+   * Per-client admission of new renders (cache misses): a budget per minute and
+   * a bound on renders under way. Without it renders are not metered (callers
+   * inside the process: tests, tools).
    */
-  onCacheError?: (error: unknown, operation: 'read' | 'write', key: string, size: PhotoSize) => void;
+  renderBudget?: Omit<RenderBudgetOptions, 'maxPendingPerClient'> & { maxPendingPerClient?: number };
+  /**
+   * The disk cache failed: a read (other than "not there") or a write, for
+   * which the variant is still served, rendered afresh (a broken cache costs
+   * CPU, not availability); or the background scan or eviction, on `file`.
+   * This hears about it.
+   */
+  onCacheError?: (error: unknown, operation: 'read' | 'write' | CacheMaintenance, file: string) => void;
 }
 
 /** Strong ETag of a variant: the first 128 bits of its SHA-256, hex. */
@@ -50,51 +69,99 @@ export function etagOf(bytes: Buffer): string {
 }
 
 /**
- * Serves photo variants: each (key, size) is rendered once from the source —
- * cover crop to the size, WebP — then read from the disk cache. Concurrent
- * requests for a variant share one load-or-render (single flight), so a burst
- * of first requests renders once; across processes sharing the cache directory
- * a duplicate render is harmless, as the atomic write makes the last identical
- * copy win.
+ * Serves photo variants: each (key, size) is rendered from the source — cover
+ * crop to the size, WebP — then read from the bounded disk cache until it is
+ * evicted. Concurrent requests for a variant share one lookup and
+ * load-or-render (single flight), so a burst of first requests renders once; across processes sharing
+ * the cache directory a duplicate render is harmless, as the atomic write makes
+ * the last identical copy win.
+ *
+ * A hit is never refused. A miss is a new render, charged to the client that
+ * asked (`renderBudget`); a client past its budget, or with too many renders
+ * under way, gets a `RenderRefusal` instead. A request that joins a render
+ * already under way for the same variant is not charged.
  */
 export class PhotoService {
   readonly cache: PhotoDiskCache;
-  private readonly inFlight = new Map<string, Promise<PhotoVariant>>();
+  private readonly inFlight = new Map<string, Promise<PhotoVariant | RenderRefusal | null>>();
   private readonly renders: RenderSlots;
+  private readonly admission: RenderAdmission | null;
 
   constructor(private readonly options: PhotoServiceOptions) {
-    this.cache = new PhotoDiskCache(options.cacheDir, `${options.source.id}.${PIPELINE_VERSION}`);
+    this.cache = new PhotoDiskCache({
+      root: options.cacheDir,
+      namespace: `${options.source.id}.${PIPELINE_VERSION}`,
+      maxBytes: options.maxCacheBytes ?? DEFAULT_PHOTO_CACHE_MAX_BYTES,
+      onMaintenanceError: (error, operation, file) => options.onCacheError?.(error, operation, file),
+    });
     this.renders = new RenderSlots(options.maxConcurrentRenders ?? 2);
+    const budget = options.renderBudget;
+    this.admission = budget
+      ? new RenderAdmission({
+          ...budget,
+          maxPendingPerClient: budget.maxPendingPerClient ?? DEFAULT_MAX_PENDING_RENDERS_PER_CLIENT,
+        })
+      : null;
   }
 
-  /** The variant, or null when no photo has this key. */
-  async variant(key: string, size: PhotoSize): Promise<PhotoVariant | null> {
-    // The table decides existence even when a variant is on disk: a photo that
-    // left the store stops being served.
-    const photo = await findPhoto(this.options.db, key);
-    if (!photo) return null;
+  /**
+   * The variant; null when no photo has this key; a refusal when it is not on
+   * disk and `client` may not render now. `client` is whom a render is charged
+   * to (the caller's limits bucket); undefined: a caller inside the process,
+   * never refused.
+   */
+  async variant(key: string, size: PhotoSize, client?: string): Promise<PhotoVariant | RenderRefusal | null> {
     const id = `${key}-${size}`;
     const pending = this.inFlight.get(id);
-    if (pending) return { ...(await pending), rendered: false };
-    const job = this.loadOrRender(photo, size).finally(() => this.inFlight.delete(id));
+    if (pending) {
+      const outcome = await pending;
+      if (outcome === null) return null;
+      if (!isRenderRefusal(outcome)) return { ...outcome, rendered: false };
+      // The request that started it was refused on its own budget; this one has its own.
+      return this.variant(key, size, client);
+    }
+    // Set before the first await, so every concurrent request joins this one (lookup included).
+    const job = this.lookUpAndLoad(key, size, client).finally(() => this.inFlight.delete(id));
     this.inFlight.set(id, job);
     return job;
   }
 
-  private async loadOrRender(photo: PhotoRecord, size: PhotoSize): Promise<PhotoVariant> {
+  private async lookUpAndLoad(
+    key: string,
+    size: PhotoSize,
+    client: string | undefined,
+  ): Promise<PhotoVariant | RenderRefusal | null> {
+    // The table decides existence even when a variant is on disk: a photo that
+    // left the store stops being served.
+    const photo = await findPhoto(this.options.db, key);
+    if (!photo) return null;
+    return this.loadOrRender(photo, size, client);
+  }
+
+  private async loadOrRender(
+    photo: PhotoRecord,
+    size: PhotoSize,
+    client: string | undefined,
+  ): Promise<PhotoVariant | RenderRefusal> {
     const cached = await this.cache.read(photo.key, size).catch((error: unknown) => {
-      this.options.onCacheError?.(error, 'read', photo.key, size);
+      this.options.onCacheError?.(error, 'read', this.cache.pathOf(photo.key, size));
       return null;
     });
     if (cached) return { bytes: cached, etag: etagOf(cached), rendered: false };
-    const original = await this.options.source.sourceImage(photo);
-    const bytes = await this.renders.run(() => renderVariant(original, size));
+    const ticket = this.admission && client !== undefined ? await this.admission.admit(client) : null;
+    if (ticket && isRenderRefusal(ticket)) return ticket;
     try {
-      await this.cache.write(photo.key, size, bytes);
-    } catch (error) {
-      this.options.onCacheError?.(error, 'write', photo.key, size);
+      const original = await this.options.source.sourceImage(photo);
+      const bytes = await this.renders.run(() => renderVariant(original, size));
+      try {
+        await this.cache.write(photo.key, size, bytes);
+      } catch (error) {
+        this.options.onCacheError?.(error, 'write', this.cache.pathOf(photo.key, size));
+      }
+      return { bytes, etag: etagOf(bytes), rendered: true };
+    } finally {
+      ticket?.release();
     }
-    return { bytes, etag: etagOf(bytes), rendered: true };
   }
 }
 

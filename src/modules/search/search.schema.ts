@@ -1,7 +1,15 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { AMENITIES } from '../../domain/amenities.ts';
 import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../../domain/listing.ts';
-import { listResponse, PageQuery, readErrors, StringEnum } from '../../http/schemas.ts';
+import {
+  CommaList,
+  DateOrDateTimeString,
+  listResponse,
+  PageQuery,
+  PatternString,
+  readErrors,
+  StringEnum,
+} from '../../http/schemas.ts';
 import { BuildingScoresSummarySchema, ListingSummarySchema } from '../listings/listing.schema.ts';
 
 export const SORTS = ['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET'] as const;
@@ -19,18 +27,14 @@ export const DEFAULT_SORT_DIR: Record<SearchSort, SortDir> = {
 };
 
 const MAX_PRICE = 1_000_000_000;
-const DATE_OR_DATETIME =
-  '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$';
 
 function commaList(values: readonly string[], description: string) {
-  const alt = values.join('|');
-  return Type.String({ pattern: `^(${alt})(,(${alt}))*$`, description, maxLength: 2000 });
+  return CommaList(values, { description, maxLength: 2000 });
 }
 
 const commonParams = {
   areas: Type.Optional(
-    Type.String({
-      pattern: '^\\d{1,8}(,\\d{1,8}){0,99}$',
+    PatternString('^\\d{1,8}(,\\d{1,8}){0,99}$', 'a comma-separated list of 1 to 100 area ids (digits)', {
       description:
         'Comma-separated area ids (up to 100). Each includes all its descendants: `100` is all of Manhattan, `100,200,300,400,500` all of NYC. Unknown ids are a 400.',
     }),
@@ -60,15 +64,13 @@ const commonParams = {
     Type.Integer({ minimum: 0, maximum: 3650, description: 'Inclusive, whole days.' }),
   ),
   listedAfter: Type.Optional(
-    Type.String({
-      pattern: DATE_OR_DATETIME,
+    DateOrDateTimeString({
       description:
         'Inclusive. A date (`2026-11-01`, from its start in UTC) or an ISO 8601 date-time. Listings with an unknown listing date never match.',
     }),
   ),
   listedBefore: Type.Optional(
-    Type.String({
-      pattern: DATE_OR_DATETIME,
+    DateOrDateTimeString({
       description: 'Inclusive. A date (through its end in UTC) or an ISO 8601 date-time.',
     }),
   ),

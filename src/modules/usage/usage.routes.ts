@@ -18,7 +18,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<UsageRouteServices> = async 
         tags: ['Service'],
         summary: 'Usage of the current month',
         description:
-          "With a key: that key's usage. Without: the anonymous Free-tier bucket of the client IP. Rate-limited, never counted against the quota.",
+          "With a key: the usage of the key's account, which all of its keys share, measured against the calling key's tier. Without: the anonymous Free-tier bucket of the client IP. Rate-limited, never counted against the quota.",
         response: { 200: UsageResponse, 401: ErrorResponse, 429: ErrorResponse },
       },
     },

@@ -6,7 +6,10 @@ export const UsageSchema = Type.Object(
   {
     tier: StringEnum(TIERS),
     quota: Type.Integer({ description: 'Counted requests included per calendar month (UTC).' }),
-    used: Type.Integer({ description: 'Counted requests so far this month (overage included).' }),
+    used: Type.Integer({
+      description:
+        "Counted requests so far this month (overage included), by every key of the caller's account.",
+    }),
     remaining: Type.Integer({ description: 'quota − used, never below 0.' }),
     overageLimit: Type.Integer({
       description:

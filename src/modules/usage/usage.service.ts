@@ -12,7 +12,11 @@ export class UsageService {
     private readonly clock: Clock,
   ) {}
 
-  /** `bucket` is what the quota is counted under (the caller's key or anonymous address). */
+  /**
+   * `bucket` is what the quota is counted under (the caller's account, shared by
+   * all of its keys, or its anonymous address); quota and overage are those of
+   * the caller's own tier.
+   */
   async usageOf(caller: { tier: Tier; bucket: string }): Promise<Usage> {
     const limits = this.tierLimits[caller.tier];
     const period = quotaPeriod(this.clock.now());

@@ -1,9 +1,31 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  type PostgresCursor,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../config.ts';
+import {
+  DatabaseUnavailableError,
+  describeStoreFailure,
+  printableLocation,
+  StoreOpenError,
+  unavailableReason,
+} from './errors.ts';
+import { Availability, guardedDialect } from './guarded-dialect.ts';
 import type { Database } from './tables.ts';
 
 export type Dialect = Config['dialect'];
@@ -14,11 +36,24 @@ export interface Store {
   readonly dialect: Dialect;
   /** PostgreSQL schema the store lives in, when not the default search path. */
   readonly schema?: string | undefined;
+  /** Where the store is, safe to print: the SQLite path, or the PostgreSQL URL without credentials. */
+  readonly location: string;
   close(): Promise<void>;
 }
 
 // COUNT(*) and BIGINT come back from pg as strings; every count we read fits a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+/** Default deadline of one PostgreSQL statement (client and server side), ms. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+/** Longest wait for a PostgreSQL connection (a new one, or a free one from the pool), ms. */
+const MAX_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a SQLite statement waits for a lock another process holds (the CLI
+ * next to the server) before failing as unavailable. better-sqlite3 runs
+ * synchronously, so this is also the longest the event loop can stall on a lock.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
 export interface StoreOptions {
   databaseUrl: string;
@@ -26,32 +61,133 @@ export interface StoreOptions {
   /** PostgreSQL only: schema to create (if missing) and put first on the search path. */
   schema?: string | undefined;
   poolSize?: number;
+  /**
+   * PostgreSQL only: the deadline of every statement, ms. The client abandons
+   * the statement (and its connection) when it passes, and the server cancels
+   * it (`statement_timeout`); connecting waits at most min(this, 5 s).
+   */
+  queryTimeoutMs?: number;
+  /**
+   * Receives one line when the store becomes unavailable (with the cause) and
+   * one when it answers again. Default: nothing.
+   */
+  log?: (line: string) => void;
 }
 
+/**
+ * Opens the store. Failures an operator must fix — a directory that cannot be
+ * created, a read-only or full disk, an unreachable server — are a
+ * `StoreOpenError` whose message names the store and the cause in one line.
+ */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  if (options.dialect === 'sqlite') return openSqlite(options.databaseUrl);
-  return openPostgres(options);
+  const location = printableLocation(options.databaseUrl);
+  const availability = new Availability(location, options.log ?? (() => {}));
+  if (options.dialect === 'sqlite') return openSqlite(options.databaseUrl, location, availability);
+  return openPostgres(options, location, availability);
 }
 
-function openSqlite(databaseUrl: string): Store {
+function openSqlite(databaseUrl: string, location: string, availability: Availability): Store {
   const file = databaseUrl.slice('sqlite:'.length) || ':memory:';
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const connection = new SqliteDatabase(file);
-  // WAL lets readers proceed while a refresh writes; NORMAL sync is durable across
-  // process crashes (only an OS crash can lose the last transactions).
-  connection.pragma('journal_mode = WAL');
-  connection.pragma('synchronous = NORMAL');
-  connection.pragma('busy_timeout = 5000');
-  connection.pragma('cache_size = -65536');
-  connection.pragma('temp_store = MEMORY');
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(connection) }),
-  });
+  if (file !== ':memory:') {
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+    } catch (error) {
+      throw new StoreOpenError(
+        `Cannot create the directory ${dirname(file)} for the SQLite store ${file}: ${describeStoreFailure(error)}`,
+        { cause: error },
+      );
+    }
+  }
+  let connection: SqliteDatabase.Database | undefined;
+  try {
+    connection = new SqliteDatabase(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+    // WAL lets readers proceed while a refresh writes; NORMAL sync is durable across
+    // process crashes (only an OS crash can lose the last transactions).
+    connection.pragma('journal_mode = WAL');
+    connection.pragma('synchronous = NORMAL');
+    connection.pragma('cache_size = -65536');
+    connection.pragma('temp_store = MEMORY');
+    // SQLite silently opens a file it may not write read-only: such a store
+    // fails here, with its cause, instead of at its first write.
+    if (file !== ':memory:') for (const path of [file, dirname(file)]) accessSync(path, constants.W_OK);
+  } catch (error) {
+    connection?.close();
+    throw new StoreOpenError(`Cannot open the SQLite store ${file}: ${sqliteOpenCause(file, error)}`, {
+      cause: error,
+    });
+  }
+  const dialect = new SqliteStoreDialect({ database: withStatementCache(connection) }, connection);
+  const db = new Kysely<Database>({ dialect: guardedDialect(dialect, availability) });
   return {
     db,
     dialect: 'sqlite',
+    location,
     close: () => db.destroy(),
   };
+}
+
+/**
+ * SQLite's own message for a store it cannot open or write is "unable to open
+ * database file": find the reason in the file system.
+ */
+function sqliteOpenCause(file: string, error: unknown): string {
+  const directory = dirname(file);
+  if (!existsSync(directory)) return `the directory ${directory} does not exist`;
+  for (const [what, path] of [
+    ['directory', directory],
+    ['file', file],
+  ] as const) {
+    if (what === 'file' && !existsSync(path)) continue;
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (accessError) {
+      return `the ${what} ${path} is not writable: ${describeStoreFailure(accessError)}`;
+    }
+  }
+  return describeStoreFailure(error);
+}
+
+/**
+ * The SQLite dialect with the store's transaction rules:
+ *
+ * - Transactions begin IMMEDIATE: they take the write lock at BEGIN, where
+ *   SQLite waits for it (busy timeout). A deferred transaction that reads, then
+ *   writes, fails at once with "database is locked" when another process (the
+ *   CLI next to the server) wrote in between — SQLite cannot wait there.
+ *   Every transaction here writes, and this process has one connection, so
+ *   nothing is lost.
+ * - Rollback only when a transaction is open: SQLite rolls back by itself on
+ *   some failures (a full disk at COMMIT), and a second ROLLBACK would replace
+ *   the real cause with "cannot rollback - no transaction is active".
+ */
+class SqliteStoreDialect extends SqliteDialect {
+  constructor(
+    private readonly sqliteConfig: SqliteDialectConfig,
+    private readonly connection: SqliteDatabase.Database,
+  ) {
+    super(sqliteConfig);
+  }
+
+  override createDriver(): Driver {
+    return new SqliteStoreDriver(this.sqliteConfig, this.connection);
+  }
+}
+
+class SqliteStoreDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly connection: SqliteDatabase.Database,
+  ) {
+    super(config);
+  }
+
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.connection.inTransaction) await super.rollbackTransaction(connection);
+  }
 }
 
 /**
@@ -79,35 +215,136 @@ function withStatementCache(connection: SqliteDatabase.Database, capacity = 500)
 
 type SqliteDatabaseLike = ConstructorParameters<typeof SqliteDialect>[0]['database'] & object;
 
-async function openPostgres(options: StoreOptions): Promise<Store> {
+async function openPostgres(
+  options: StoreOptions,
+  location: string,
+  availability: Availability,
+): Promise<Store> {
   const schema = options.schema;
+  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const connectionTimeoutMillis = Math.min(MAX_CONNECT_TIMEOUT_MS, queryTimeoutMs);
+  const unreachable = (error: unknown) =>
+    new StoreOpenError(`Cannot use the PostgreSQL store at ${location}: ${describeStoreFailure(error)}`, {
+      cause: error,
+    });
   if (schema) {
-    const setup = new pg.Client({ connectionString: options.databaseUrl });
-    await setup.connect();
+    const setup = new pg.Client({
+      connectionString: options.databaseUrl,
+      connectionTimeoutMillis,
+      query_timeout: queryTimeoutMs,
+    });
+    // A connection that dies between our calls must not become an unhandled 'error' event.
+    setup.on('error', () => {});
     try {
+      await setup.connect();
       await setup.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    } catch (error) {
+      throw unreachable(error);
     } finally {
-      await setup.end();
+      await setup.end().catch(() => {});
     }
   }
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
-    // A server that drops packets must not hang requests: connecting and each
-    // statement are bounded, and the failure surfaces as an error.
-    connectionTimeoutMillis: 5_000,
+    // A server that is down, frozen or drops packets must not hang requests:
+    // connecting and each statement are bounded, and the failure is an error.
+    connectionTimeoutMillis,
+    query_timeout: queryTimeoutMs,
     // Every pooled connection starts on the configured schema.
-    options: [schema ? `-c search_path=${schema}` : '', '-c statement_timeout=30000']
+    options: [schema ? `-c search_path=${schema}` : '', `-c statement_timeout=${queryTimeoutMs}`]
       .filter(Boolean)
       .join(' '),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  // Fail at boot, with the driver's message, when the server is unreachable.
-  await sql`select 1`.execute(db);
+  // A pooled connection that dies — idle in the pool (the pool's 'error') or
+  // checked out between two statements (the client's) — is an outage to
+  // report, never an unhandled 'error' event that ends the process. The pool
+  // drops it and connects anew on the next use. Only the reason is kept: the
+  // error carries the client, and with it the connection string.
+  const reportLost = (error: unknown) => availability.lost(unavailableReason(error) ?? connectionLost(error));
+  pool.on('error', reportLost);
+  pool.on('connect', (client) => client.on('error', reportLost));
+  const db = new Kysely<Database>({
+    dialect: guardedDialect(
+      new PostgresDialect({ pool: abandoningTimedOutConnections(pool, location, queryTimeoutMs) }),
+      availability,
+    ),
+  });
+  // Fail at boot, with the cause, when the server is unreachable.
+  try {
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    await db.destroy().catch(() => {});
+    throw unreachable(error);
+  }
   return {
     db,
     dialect: 'postgres',
     schema,
+    location,
     close: () => db.destroy(),
   };
+}
+
+function connectionLost(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `a connection failed: ${message.split('\n')[0]}`;
+}
+
+/**
+ * The pool as Kysely sees it, with one rule added: a connection whose
+ * statement passed its deadline is abandoned. pg reports the timeout but keeps
+ * the statement running on that connection, so the next statement sent on it
+ * (the transaction's ROLLBACK, the next request's query) would queue behind it
+ * and wait out another deadline. Instead, every later statement on it fails at
+ * once and the pool closes it when it is released.
+ */
+function abandoningTimedOutConnections(pool: pg.Pool, location: string, timeoutMs: number): PostgresPool {
+  return {
+    connect: async () => new DeadlineClient(await pool.connect(), location, timeoutMs),
+    end: () => pool.end(),
+  };
+}
+
+class DeadlineClient implements PostgresPoolClient {
+  private abandoned: DatabaseUnavailableError | undefined;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly location: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(
+    sqlOrCursor: string | PostgresCursor<R>,
+    parameters: ReadonlyArray<unknown> = [],
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely passes a cursor only when the dialect is given a cursor class; this store gives none.
+    if (typeof sqlOrCursor !== 'string') throw new Error('cursors are not configured for this store');
+    return this.run<R>(sqlOrCursor, parameters);
+  }
+
+  private async run<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    if (this.abandoned) throw this.abandoned;
+    try {
+      return (await this.client.query(text, [...parameters])) as unknown as PostgresQueryResult<R>;
+    } catch (error) {
+      if (error instanceof Error && /^Query read timeout/.test(error.message)) {
+        this.abandoned = new DatabaseUnavailableError(
+          this.location,
+          `no answer within the ${this.timeoutMs} ms query deadline`,
+          { cause: error },
+        );
+        throw this.abandoned;
+      }
+      throw error;
+    }
+  }
+
+  release(): void {
+    // An error tells the pool to close the connection instead of reusing it.
+    this.client.release(this.abandoned);
+  }
 }

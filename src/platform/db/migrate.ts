@@ -6,6 +6,7 @@ import * as marketSnapshots from './migrations/0003_market_snapshots.ts';
 import * as pipeline from './migrations/0004_pipeline.ts';
 import * as openData from './migrations/0005_open_data.ts';
 import * as replicationStart from './migrations/0006_replication_start.ts';
+import * as processLeases from './migrations/0007_process_leases.ts';
 
 /** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_pipeline': pipeline,
   '0005_open_data': openData,
   '0006_replication_start': replicationStart,
+  '0007_process_leases': processLeases,
 };
 
 const provider: MigrationProvider = {
@@ -37,7 +39,9 @@ export async function migrateToLatest(store: Store): Promise<MigrationOutcome> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`Migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`Migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
 }

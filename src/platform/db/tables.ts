@@ -380,6 +380,15 @@ export interface UsageCountersTable {
   used: number;
 }
 
+/** A lease one process holds at a time (platform/limits/process-lease.ts); ISO 8601 UTC instants. */
+export interface ProcessLeasesTable {
+  name: string;
+  /** `host:pid:<random>` of the holder. */
+  holder: string;
+  expires_at: string;
+  renewed_at: string;
+}
+
 /**
  * One day's market figures for (listing type, area incl. descendants, bedroom
  * bucket), materialized by the market-snapshots job. Days with no inventory and
@@ -542,6 +551,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   usage_counters: UsageCountersTable;
+  process_leases: ProcessLeasesTable;
   areas: AreasTable;
   buildings: BuildingsTable;
   building_scores: BuildingScoresTable;

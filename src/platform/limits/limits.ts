@@ -1,8 +1,10 @@
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Logger } from 'pino';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Database } from '../db/tables.ts';
 import { BufferedQuotaStore } from './buffered-quota.ts';
+import type { ProcessLease } from './process-lease.ts';
 
 /** The outcome of one rate-limit consumption. */
 export interface RateDecision {
@@ -17,12 +19,16 @@ export interface RateDecision {
  * Per-minute request windows, via rate-limiter-flexible. Counters are atomic:
  * in-process for the embedded store, in Redis (one Lua script per consume)
  * when several processes must share one budget.
+ *
+ * A bucket has one window whatever limit it is judged by: callers of
+ * different tiers sharing a bucket (keys of one account) draw on the same
+ * count, each refused once the count passes its own `limitPerMinute`.
+ * Refused requests count too, so hammering does not reopen the window early.
  */
 export interface RateLimiter {
   consume(bucket: string, limitPerMinute: number): Promise<RateDecision>;
   /** Current window without consuming (for `/usage`-style reads). */
   peek(bucket: string, limitPerMinute: number): Promise<RateDecision>;
-  close(): Promise<void>;
 }
 
 /** The outcome of counting one request against a monthly quota. */
@@ -42,39 +48,23 @@ export interface QuotaStore {
 }
 
 const WINDOW_SECONDS = 60;
+/**
+ * The limiter never refuses by itself: the window is a plain counter and each
+ * consume is judged against the caller's own limit (see RateLimiter).
+ */
+const UNBOUNDED_POINTS = Number.MAX_SAFE_INTEGER;
 
 type Flexible = RateLimiterMemory | RateLimiterRedis;
 
 class FlexibleRateLimiter implements RateLimiter {
-  /** One limiter per distinct limit (tiers differ only in points). */
-  private readonly limiters = new Map<number, Flexible>();
-
-  constructor(
-    private readonly create: (points: number) => Flexible,
-    private readonly onClose: () => Promise<void> = async () => {},
-  ) {}
-
-  private limiter(points: number): Flexible {
-    let limiter = this.limiters.get(points);
-    if (!limiter) {
-      limiter = this.create(points);
-      this.limiters.set(points, limiter);
-    }
-    return limiter;
-  }
+  constructor(private readonly window: Flexible) {}
 
   async consume(bucket: string, limitPerMinute: number): Promise<RateDecision> {
-    try {
-      const res = await this.limiter(limitPerMinute).consume(bucket, 1);
-      return decision(true, limitPerMinute, res);
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return decision(false, limitPerMinute, rejection);
-      throw rejection;
-    }
+    return decision(limitPerMinute, await this.window.consume(bucket, 1));
   }
 
   async peek(bucket: string, limitPerMinute: number): Promise<RateDecision> {
-    const res = await this.limiter(limitPerMinute).get(bucket);
+    const res = await this.window.get(bucket);
     if (!res)
       return {
         allowed: true,
@@ -82,38 +72,35 @@ class FlexibleRateLimiter implements RateLimiter {
         remaining: limitPerMinute,
         resetAt: Date.now() + WINDOW_SECONDS * 1000,
       };
-    return decision(res.consumedPoints <= limitPerMinute, limitPerMinute, res);
-  }
-
-  close(): Promise<void> {
-    return this.onClose();
+    return decision(limitPerMinute, res);
   }
 }
 
-function decision(allowed: boolean, limit: number, res: RateLimiterRes): RateDecision {
+function decision(limit: number, res: RateLimiterRes): RateDecision {
   return {
-    allowed,
+    allowed: res.consumedPoints <= limit,
     limit,
-    remaining: Math.max(0, res.remainingPoints),
+    remaining: Math.max(0, limit - res.consumedPoints),
     resetAt: Date.now() + res.msBeforeNext,
   };
 }
 
 export function memoryRateLimiter(): RateLimiter {
   return new FlexibleRateLimiter(
-    (points) => new RateLimiterMemory({ points, duration: WINDOW_SECONDS, keyPrefix: `rl${points}` }),
+    new RateLimiterMemory({ points: UNBOUNDED_POINTS, duration: WINDOW_SECONDS, keyPrefix: 'rl' }),
   );
 }
 
 export function redisRateLimiter(redis: Redis, namespace: string): RateLimiter {
   return new FlexibleRateLimiter(
-    (points) =>
-      new RateLimiterRedis({
-        storeClient: redis,
-        points,
-        duration: WINDOW_SECONDS,
-        keyPrefix: `${namespace}:rl:${points}`,
-      }),
+    new RateLimiterRedis({
+      storeClient: redis,
+      points: UNBOUNDED_POINTS,
+      duration: WINDOW_SECONDS,
+      keyPrefix: `${namespace}:rl`,
+      // Fail at once while disconnected (the caller answers 503), never wait for a reconnect.
+      rejectIfRedisNotReady: true,
+    }),
   );
 }
 
@@ -188,41 +175,163 @@ export class RedisQuotaStore implements QuotaStore {
   async close(): Promise<void> {}
 }
 
+/** What `/health` says about the limits backend. */
+export interface LimitsStatus {
+  /** `memory`: windows in this process, quotas in the database; `redis`: both in Redis. */
+  backend: 'memory' | 'redis';
+  /**
+   * `unreachable`: Redis does not answer (metered routes answer 503);
+   * `lease_lost`: another process took this store's embedded-limits lease, so
+   * two processes would each admit a full budget.
+   */
+  status: 'ok' | 'unreachable' | 'lease_lost';
+  /** Round trip of a PING (Redis); null in process or when unreachable. */
+  latencyMs: number | null;
+}
+
 export interface Limits {
   rate: RateLimiter;
   quota: QuotaStore;
+  /** A bounded probe of the backend (at most `REDIS_COMMAND_TIMEOUT_MS`); never throws. */
+  status(): Promise<LimitsStatus>;
   close(): Promise<void>;
 }
 
 /**
- * Chosen once at boot: with a Redis URL every process shares one budget;
- * otherwise windows live in this process and quotas in the database.
+ * Redis client choices, so an outage costs bounded memory and time and ends by itself:
+ * - `enableOfflineQueue: false`: while disconnected every command fails at once
+ *   (the request answers 503 with Retry-After); nothing queues up, however long
+ *   Redis is away.
+ * - `maxRetriesPerRequest: 0` and `autoResendUnfulfilledCommands: false`: a
+ *   command in flight when the connection drops fails instead of being sent
+ *   again after the reconnect (a resent increment could count a request twice).
+ * - `commandTimeout`: a Redis that accepts but does not answer (stalled, swapping)
+ *   fails each command after this long instead of holding the request.
+ * - `retryStrategy`: reconnect for ever, backing off to one attempt every 2 s,
+ *   so service resumes by itself within about 2 s of Redis returning.
  */
-export function createLimits(options: {
+export const REDIS_COMMAND_TIMEOUT_MS = 1000;
+const REDIS_CONNECT_TIMEOUT_MS = 2000;
+const REDIS_MAX_RECONNECT_DELAY_MS = 2000;
+/** How long boot waits for the first connection before serving without it (metered routes 503 until it comes). */
+const REDIS_STARTUP_WAIT_MS = 5000;
+
+export interface LimitsOptions {
   redisUrl?: string | undefined;
   namespace: string;
   db: Kysely<Database>;
-}): Limits {
+  /**
+   * Embedded limits only: the lease that makes this the one process counting
+   * for the store (boot.ts claims it); released on close.
+   */
+  lease?: ProcessLease | undefined;
+  log?: Pick<Logger, 'info' | 'warn' | 'error'> | undefined;
+}
+
+/**
+ * Chosen once at boot: with a Redis URL every process shares one budget;
+ * otherwise windows live in this process and quotas in the database, exact
+ * only while one process serves the store (the lease says so).
+ */
+export async function createLimits(options: LimitsOptions): Promise<Limits> {
   if (!options.redisUrl) {
     const rate = memoryRateLimiter();
     // One process: count in memory, persist in the background (no write per request).
     const quota = new BufferedQuotaStore(options.db);
-    return { rate, quota, close: () => quota.close() };
+    const { lease } = options;
+    if (lease && options.log) lease.logTo(options.log);
+    return {
+      rate,
+      quota,
+      status: async () => ({
+        backend: 'memory',
+        status: lease && !lease.held() ? 'lease_lost' : 'ok',
+        latencyMs: null,
+      }),
+      close: async () => {
+        // Counts first, then the lease: a successor starts from the flushed totals.
+        await quota.close();
+        await lease?.release();
+      },
+    };
   }
+
   const redis = new Redis(options.redisUrl, {
-    maxRetriesPerRequest: 2,
-    enableOfflineQueue: true,
-    lazyConnect: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    retryStrategy: (attempt) => Math.min(attempt * 100, REDIS_MAX_RECONNECT_DELAY_MS),
   });
-  // Without a listener ioredis prints an "Unhandled error event" line on every failed
-  // reconnect. Commands still fail while Redis is away, so requests fail closed (500,
-  // logged with their request id) rather than running unmetered.
-  redis.on('error', () => {});
+  const connection = watchConnection(redis, options.log);
+  if (!(await firstConnection(redis, REDIS_STARTUP_WAIT_MS))) connection.unreachableAtStart();
   return {
     rate: redisRateLimiter(redis, options.namespace),
     quota: new RedisQuotaStore(redis, options.namespace),
+    status: async () => {
+      const latencyMs = await pingRedis(redis);
+      return { backend: 'redis', status: latencyMs === null ? 'unreachable' : 'ok', latencyMs };
+    },
     close: async () => {
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/**
+ * Logs each loss and each return of the connection once, not every failed
+ * reconnect. (Without an 'error' listener ioredis prints "Unhandled error
+ * event" on each attempt.)
+ */
+function watchConnection(redis: Redis, log: LimitsOptions['log']): { unreachableAtStart(): void } {
+  let wasReady = false;
+  /** When the current outage was reported; null while connected or not yet reported. */
+  let lostAt: number | null = null;
+  redis.on('error', () => {});
+  redis.on('ready', () => {
+    if (lostAt !== null) {
+      log?.info({ downMs: Date.now() - lostAt }, 'limits backend (Redis) reachable again');
+    }
+    wasReady = true;
+    lostAt = null;
+  });
+  redis.on('close', () => {
+    if (!wasReady || lostAt !== null) return;
+    lostAt = Date.now();
+    log?.error('limits backend (Redis) unreachable: metered routes answer 503 until it returns');
+  });
+  return {
+    unreachableAtStart: () => {
+      if (wasReady || lostAt !== null) return;
+      lostAt = Date.now();
+      log?.error('limits backend (Redis) not reachable at start: metered routes answer 503 until it is');
+    },
+  };
+}
+
+function firstConnection(redis: Redis, waitMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), waitMs);
+    redis.once('ready', onReady);
+  });
+}
+
+/** Round trip of a PING in ms, or null when Redis is not connected or does not answer in time. */
+async function pingRedis(redis: Redis): Promise<number | null> {
+  if (redis.status !== 'ready') return null;
+  const started = performance.now();
+  try {
+    await redis.ping();
+  } catch {
+    return null;
+  }
+  return Math.round((performance.now() - started) * 100) / 100;
 }

@@ -1,0 +1,183 @@
+/**
+ * No credential reaches the logs, wherever a client puts it: query, path
+ * (plain or percent-encoded), headers, bodies, broken HTTP, or the message and
+ * stack of an error that quotes the request. Checked for both loggers the
+ * service has: the process logger (which serves requests in production) and
+ * a request logger built from the same options.
+ */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { type LoggerOptions, pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type Composition, compose } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { credentialRedactor } from '../src/http/redact.ts';
+import { type HttpApp, loggerOptions } from '../src/http/server.ts';
+import { ManualClock } from '../src/platform/clock.ts';
+import type { Store } from '../src/platform/db/database.ts';
+import { syncAreas } from '../src/reference/areas-store.ts';
+import { TEST_NOW } from './support/app.ts';
+import { openRaw } from './support/raw-http.ts';
+import { createTestStore, TEST_DIALECT } from './support/store.ts';
+
+describe('credential redaction', () => {
+  const redact = credentialRedactor('STOOP');
+  const uuid = '3b683b44-9427-4057-af20-a352655c22f9';
+  it.each([
+    [`/v1/x?api_key=STOOP-${uuid}&page=2`, '/v1/x?api_key=[redacted]&page=2'],
+    [`/v1/property/STOOP-${uuid}`, '/v1/property/STOOP-[redacted]'],
+    [`/v1/property/stoop-${uuid.toUpperCase()}`, '/v1/property/STOOP-[redacted]'],
+    [`/v1/x/%53TOOP%2D${uuid}`, '/v1/x/STOOP-[redacted]'],
+    [`/v1/x?Api%5FKey=abc`, '/v1/x?Api_Key=[redacted]'],
+    [
+      '?token=a&access_token=b&code=c&client_secret=d&key=e',
+      '?token=[redacted]&access_token=[redacted]&code=[redacted]&client_secret=[redacted]&key=[redacted]',
+    ],
+    [
+      'failed: Authorization: Bearer eyJhbGciOi.J9.x-y_z~==, retrying',
+      'failed: Authorization: Bearer [redacted], retrying',
+    ],
+    ['?q=Bearer%20abc123', '?q=Bearer [redacted]'],
+    [
+      `Unexpected token 'S', "{"a": STOOP-3b683b44-94"... is not valid JSON`,
+      `Unexpected token 'S', "{"a": STOOP-[redacted]"... is not valid JSON`,
+    ],
+  ])('%s → %s', (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+
+  it.each([
+    'key STOOP-…c22f', // a key hint is what logs are meant to show
+    '/v1/areas?monkey=1&barcode=2&keys=3',
+    'This endpoint needs an API key: send "Authorization: Bearer <key>"',
+    '/v1/search/rentals?areas=100%2C200&minPrice=1000',
+  ])('leaves %s as it is', (text) => {
+    expect(redact(text)).toBe(text);
+  });
+});
+
+type Wiring = 'process logger' | 'request logger options';
+
+describe.each<Wiring>(['process logger', 'request logger options'])('logs through the %s', (wiring) => {
+  let store: Store;
+  let composition: Composition;
+  let app: HttpApp;
+  let url: string;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    store = await createTestStore();
+    await syncAreas(store);
+    const config = loadConfig({
+      LOG_LEVEL: 'trace',
+      DATABASE_URL: TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL : 'sqlite::memory:',
+      PUBLIC_URL: 'http://stoop.test',
+      RATE_LIMIT_FREE: '1000',
+    });
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    // The production logger settings, at the most verbose level.
+    const production = loggerOptions(config);
+    if (typeof production !== 'object' || production === null) throw new Error('expected logger options');
+    const log = pino({ ...(production as LoggerOptions), level: 'trace' }, stream);
+    composition = await compose({ config, store, clock: new ManualClock(TEST_NOW), log });
+    app =
+      wiring === 'process logger'
+        ? await buildApp(composition.services)
+        : await buildApp(composition.services, { logger: { ...production, level: 'trace', stream } });
+    // A handler failing with the request in its message, as careless code would.
+    app.get('/test/failing', async (request) => {
+      throw new Error(`lookup failed for ${request.url} (${String(request.headers['x-forwarded-auth'])})`);
+    });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await composition?.close();
+    await store?.close();
+  });
+
+  it('never contain a key, token or secret, and still say what was requested', async () => {
+    const services = composition.services;
+    const admin = (await services.subscriptions.issue({ accountId: 'ops', tier: 'INTERNAL' })).key;
+    const key = (await services.subscriptions.issue({ accountId: 'acme', tier: 'PRO' })).key;
+    const madeUpKey = `STOOP-${randomUUID()}`;
+    const secret = (name: string) => `${name}${randomUUID().replaceAll('-', '')}`;
+    const token = secret('tok');
+    const accessToken = secret('acc');
+    const code = secret('code');
+    const clientSecret = secret('cs');
+    const shortKey = secret('k');
+    const bearerToken = secret('bearer');
+    const uuidOf = (apiKey: string) => apiKey.slice(apiKey.indexOf('-') + 1);
+    const encoded = (apiKey: string) => `%53TOOP%2D${uuidOf(apiKey)}`;
+
+    const call = (path: string, init: RequestInit = {}) =>
+      fetch(`${url}${path}`, init).then(async (response) => {
+        await response.arrayBuffer();
+        return response.status;
+      });
+    const withKey = { headers: { authorization: `Bearer ${admin}` } };
+    // Keys and tokens in query strings, under the names clients use.
+    await call(`/v1/search/rentals?api_key=${key}&minPrice=1000`);
+    await call(
+      `/v1/areas?token=${token}&access_token=${accessToken}&code=${code}&client_secret=${clientSecret}&key=${shortKey}&API_KEY=${madeUpKey}`,
+      withKey,
+    );
+    await call(`/v1/areas?q=${encodeURIComponent(`Bearer ${bearerToken}`)}`, withKey);
+    // Keys in paths, plain and percent-encoded, on known and unknown routes.
+    await call(`/v1/property/${key}`, withKey);
+    await call(`/v1/nowhere/${madeUpKey}?k=${encoded(key)}`, withKey);
+    await call(`/v1/building/${encoded(madeUpKey)}/scores`, withKey);
+    // Keys in headers and bodies, valid or not.
+    await call('/v1/usage', { headers: { authorization: `Bearer ${key}`, 'x-api-key': madeUpKey } });
+    await call('/v1/usage', { headers: { authorization: `Basic ${madeUpKey}`, cookie: `key=${key}` } });
+    await call('/v1/admin/keys', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ account: key, tier: 'PRO' }),
+    });
+    await call('/v1/admin/keys', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: `{"account": ${key}, "tier": "PRO"`,
+    });
+    // An error whose message and stack quote the URL and a credential.
+    expect(
+      await call(`/test/failing?api_key=${key}`, {
+        headers: { 'x-forwarded-auth': `Bearer ${bearerToken}` },
+      }),
+    ).toBe(500);
+    // HTTP the parser rejects, carrying a key.
+    const raw = await openRaw(url);
+    raw.write(`GET /v1/areas?api_key=${key} HTTP/1.1\r\nHost: stoop.test\r\nX-Bad: ${key}\u0001\r\n\r\n`);
+    await raw.closed(2000);
+    raw.destroy();
+    // Process-level logging (jobs, upstream) quoting credentials.
+    services.log.warn(
+      {
+        err: new Error(`upstream refused Bearer ${bearerToken} for ${madeUpKey}`),
+        feed: `https://feed.example/odata?access_token=${accessToken}`,
+      },
+      `retrying https://feed.example/odata?api_key=${key}`,
+    );
+
+    const log = lines.join('');
+    // The capture works, and the redacted lines still say what was asked.
+    expect(log).toContain('incoming request');
+    expect(log).toContain('"url":"/v1/search/rentals?api_key=[redacted]&minPrice=1000"');
+    expect(log).toContain('lookup failed for /test/failing?api_key=[redacted]');
+    expect(log).toContain('retrying https://feed.example/odata?api_key=[redacted]');
+    for (const credential of [key, admin, madeUpKey]) {
+      expect(log).not.toContain(uuidOf(credential));
+      expect(log.toLowerCase()).not.toContain(uuidOf(credential).replaceAll('-', ''));
+    }
+    for (const value of [token, accessToken, code, clientSecret, shortKey, bearerToken]) {
+      expect(log).not.toContain(value);
+    }
+  });
+});
