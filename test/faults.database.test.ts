@@ -159,6 +159,21 @@ function sqliteEnv(dataDir: string, extra: Record<string, string> = {}): Record<
   };
 }
 
+/** `stoop keys create --tier internal --account ops` run on `env`'s store, which must succeed; the key. */
+async function createInternalKey(env: Record<string, string>): Promise<string> {
+  const created = await runStoop({ ...process.env, ...env, LOG_LEVEL: 'silent' }, [
+    'keys',
+    'create',
+    '--tier',
+    'internal',
+    '--account',
+    'ops',
+    '--json',
+  ]);
+  expect(created.code, created.stderr).toBe(0);
+  return (JSON.parse(created.stdout) as { key: string }).key;
+}
+
 describe.skipIf(postgresSkip !== null)(
   'PostgreSQL stopped, restarted and frozen under a running server',
   () => {
@@ -347,17 +362,7 @@ describe.skipIf(tmpfsSkip !== null)('SQLite on a full disk', () => {
       PHOTO_CACHE_DIR: join(root, 'photos'),
     });
     server = await startServerProcess({ port: await freePort(), env, timeoutMs: 90_000 });
-    const created = await runStoop({ ...process.env, ...env, LOG_LEVEL: 'silent' }, [
-      'keys',
-      'create',
-      '--tier',
-      'internal',
-      '--account',
-      'ops',
-      '--json',
-    ]);
-    expect(created.code, created.stderr).toBe(0);
-    internalKey = (JSON.parse(created.stdout) as { key: string }).key;
+    internalKey = await createInternalKey(env);
   }, 120_000);
 
   afterAll(async () => {
@@ -482,17 +487,7 @@ describe('SQLite: `stoop refresh --full` next to a running server on the same st
   });
 
   it('waits for the lock instead of failing with "database is locked"', async () => {
-    const created = await runStoop({ ...process.env, ...env, LOG_LEVEL: 'silent' }, [
-      'keys',
-      'create',
-      '--tier',
-      'internal',
-      '--account',
-      'ops',
-      '--json',
-    ]);
-    expect(created.code, created.stderr).toBe(0);
-    const key = (JSON.parse(created.stdout) as { key: string }).key;
+    const key = await createInternalKey(env);
     // The server writes all along (a key per request), so the two processes' transactions interleave.
     let writing = true;
     const serverWrites = (async () => {

@@ -3,14 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalSubscriptionProvider } from '../src/modules/keys/subscriptions.ts';
-import { systemClock } from '../src/platform/clock.ts';
-import { openStore } from '../src/platform/db/database.ts';
-import { migrateToLatest } from '../src/platform/db/migrate.ts';
 import { createLimits } from '../src/platform/limits/limits.ts';
-import { syncAreas } from '../src/reference/areas-store.ts';
-import { freePort, redisAnswers, type ServerProcess, startServerProcess } from './support/server-process.ts';
-import { createTestStore, TEST_DIALECT, testSchemaName } from './support/store.ts';
+import {
+  freePort,
+  prepareServerStore,
+  redisAnswers,
+  type ServerProcess,
+  serverStore,
+  startServerProcess,
+} from './support/server-process.ts';
+import { createTestStore } from './support/store.ts';
 
 /**
  * The service on its own throwaway Redis (never the machine's 6379), which the
@@ -98,10 +100,7 @@ interface ErrorJson {
 }
 
 describe('Redis outage (throwaway redis-server)', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'stoop-fault-redis-'));
-  const schema = testSchemaName();
-  const databaseUrl =
-    TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
+  const place = serverStore('fault-redis');
   let redis: ThrowawayRedis;
   let server: ServerProcess;
   let key = '';
@@ -113,28 +112,13 @@ describe('Redis outage (throwaway redis-server)', () => {
   beforeAll(async () => {
     redis = new ThrowawayRedis(await freePort());
     await redis.start();
-    const store = await openStore({ dialect: TEST_DIALECT, databaseUrl, schema, poolSize: 1 });
-    try {
-      await migrateToLatest(store);
-      await syncAreas(store);
-      key = (
-        await new LocalSubscriptionProvider(store.db, systemClock, 'STOOP').issue({
-          accountId: 'redis-fault',
-          tier: 'STARTER',
-        })
-      ).key;
-    } finally {
-      await store.close();
-    }
+    key = await prepareServerStore(place, 'redis-fault');
     server = await startServerProcess({
       port: await freePort(),
       env: {
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        DATABASE_SCHEMA: schema,
+        ...place.env,
         REDIS_URL: redis.url,
         REDIS_PREFIX: 'stoop-fault',
-        DEMO: 'false',
         RATE_LIMIT_STARTER: '100000',
       },
     });
@@ -143,7 +127,7 @@ describe('Redis outage (throwaway redis-server)', () => {
   afterAll(async () => {
     await server?.stop();
     await redis?.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(place.dataDir, { recursive: true, force: true });
   });
 
   it('serves metered routes and reports Redis as ok', async () => {

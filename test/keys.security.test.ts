@@ -1,17 +1,10 @@
 import { createHash } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type Composition, compose } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
+import type { Composition } from '../src/app.ts';
 import type { ErrorBody } from '../src/http/errors.ts';
-import type { HttpApp } from '../src/http/server.ts';
-import { loggerOptions } from '../src/http/server.ts';
 import type { ApiKeyView, IssuedApiKeyView } from '../src/modules/keys/keys.schema.ts';
-import { ManualClock } from '../src/platform/clock.ts';
-import type { Store } from '../src/platform/db/database.ts';
-import { syncAreas } from '../src/reference/areas-store.ts';
-import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
-import { createTestStore, TEST_DIALECT } from './support/store.ts';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { type LoggedApp, startLoggedApp } from './support/log-capture.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const uuidOf = (key: string) => key.slice(key.indexOf('-') + 1);
@@ -111,37 +104,18 @@ describe('non-admin keys', () => {
 });
 
 describe('logs', () => {
-  let store: Store;
+  let logged: LoggedApp;
   let composition: Composition;
-  let app: HttpApp;
   let url: string;
-  const lines: string[] = [];
+  let lines: string[];
 
   beforeAll(async () => {
-    store = await createTestStore();
-    await syncAreas(store);
-    const config = loadConfig({
-      LOG_LEVEL: 'trace',
-      DATABASE_URL: TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL : 'sqlite::memory:',
-      PUBLIC_URL: 'http://stoop.test',
-    });
-    composition = await compose({ config, store, clock: new ManualClock(TEST_NOW) });
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString('utf8'));
-        done();
-      },
-    });
-    // The production logger settings (redaction included), at the most verbose level.
-    const production = loggerOptions(config);
-    if (typeof production !== 'object' || production === null) throw new Error('expected logger options');
-    app = await buildApp(composition.services, { logger: { ...production, level: 'trace', stream } });
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    // The production logger settings (redaction included), at the most verbose level, for requests.
+    logged = await startLoggedApp({ wiring: 'request logger options' });
+    ({ composition, url, lines } = logged);
   });
   afterAll(async () => {
-    await app?.close();
-    await composition?.close();
-    await store?.close();
+    await logged?.close();
   });
 
   it('never contain a key, whether sent in a header, created, rejected or looked up', async () => {

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
-import { dropRedisNamespace, isolatedLimitsEnv } from './support/server-process.ts';
+import { describe, expect, it } from 'vitest';
+import { limitsApp, TEST_NOW, type TestApp } from './support/app.ts';
 
 /**
  * Limits belong to the account (the subscription), not to the key: every key
@@ -12,20 +11,6 @@ const SEARCH = '/v1/search/rentals?perPage=1';
 
 interface ErrorJson {
   error: { code: string };
-}
-
-/** A test app with its own limits namespace (and Redis when the run has one), closed and cleaned after the file. */
-function limitsApp(env: Record<string, string>): { get(): TestApp } {
-  let t: TestApp;
-  const isolated = isolatedLimitsEnv();
-  beforeAll(async () => {
-    t = await createTestApp({ scale: 0, env: { ...isolated, ...env } });
-  });
-  afterAll(async () => {
-    await t?.close();
-    if (isolated.REDIS_URL) await dropRedisNamespace(`stoop:${isolated.DATABASE_SCHEMA}`, isolated.REDIS_URL);
-  });
-  return { get: () => t };
 }
 
 async function issue(t: TestApp, accountId: string, tier: 'STARTER' | 'PRO'): Promise<string> {

@@ -1,23 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalSubscriptionProvider } from '../src/modules/keys/subscriptions.ts';
-import { systemClock } from '../src/platform/clock.ts';
-import { openStore } from '../src/platform/db/database.ts';
-import { migrateToLatest } from '../src/platform/db/migrate.ts';
-import { syncAreas } from '../src/reference/areas-store.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import {
   dropRedisNamespace,
   freePort,
   isolatedLimitsEnv,
+  prepareServerStore,
   redisAnswers,
   type ServerProcess,
+  serverStore,
   startServerProcess,
   TEST_REDIS_URL,
 } from './support/server-process.ts';
-import { TEST_DIALECT, testSchemaName } from './support/store.ts';
 
 const BURST = 200;
 const STARTER_PER_MINUTE = 30;
@@ -107,39 +101,20 @@ if (!redisUp) {
 describe.skipIf(!redisUp)(
   `rate limit under concurrency, two processes sharing Redis (${TEST_REDIS_URL})`,
   () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'stoop-limits-'));
-    const schema = testSchemaName();
-    const databaseUrl =
-      TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
+    const place = serverStore('limits');
     const servers: ServerProcess[] = [];
     let key = '';
 
     beforeAll(async () => {
       // The schema, the area tree and the key exist before either server starts, as in a deployment.
-      const store = await openStore({ dialect: TEST_DIALECT, databaseUrl, schema, poolSize: 1 });
-      try {
-        await migrateToLatest(store);
-        await syncAreas(store);
-        key = (
-          await new LocalSubscriptionProvider(store.db, systemClock, 'STOOP').issue({
-            accountId: 'two-processes',
-            tier: 'STARTER',
-          })
-        ).key;
-      } finally {
-        await store.close();
-      }
+      key = await prepareServerStore(place, 'two-processes');
       const ports = [await freePort(), await freePort()];
       const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        // On PostgreSQL the shared schema; everywhere the Redis namespace (`stoop:<schema>`).
-        DATABASE_SCHEMA: schema,
+        ...place.env,
         REDIS_URL: TEST_REDIS_URL,
         // Its own namespace, removed after the test: counters are per account, and
         // the account name is the same in every run.
-        REDIS_PREFIX: `stoop:${schema}`,
-        DEMO: 'false',
+        REDIS_PREFIX: `stoop:${place.schema}`,
       };
       const started = await Promise.allSettled(ports.map((port) => startServerProcess({ port, env })));
       for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
@@ -149,9 +124,9 @@ describe.skipIf(!redisUp)(
 
     afterAll(async () => {
       await Promise.all(servers.map((s) => s.stop()));
-      await dropRedisNamespace(`stoop:${schema}`);
+      await dropRedisNamespace(`stoop:${place.schema}`);
       // The `t_…` schema is dropped by the global teardown (test/support/global-setup.ts).
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(place.dataDir, { recursive: true, force: true });
     });
 
     it(`admits exactly ${STARTER_PER_MINUTE} of ${BURST} concurrent requests split across both`, async () => {

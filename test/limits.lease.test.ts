@@ -1,18 +1,19 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalSubscriptionProvider } from '../src/modules/keys/subscriptions.ts';
-import { systemClock } from '../src/platform/clock.ts';
-import { openStore, type Store } from '../src/platform/db/database.ts';
-import { migrateToLatest } from '../src/platform/db/migrate.ts';
+import type { Store } from '../src/platform/db/database.ts';
 import { createLimits } from '../src/platform/limits/limits.ts';
 import { claimProcessLease, EMBEDDED_LIMITS_LEASE } from '../src/platform/limits/process-lease.ts';
-import { syncAreas } from '../src/reference/areas-store.ts';
 import { ROOT } from './support/cli.ts';
-import { freePort, type ServerProcess, startServerProcess } from './support/server-process.ts';
-import { createTestStore, TEST_DIALECT, testSchemaName } from './support/store.ts';
+import {
+  freePort,
+  openServerStore,
+  prepareServerStore,
+  type ServerProcess,
+  serverStore,
+  startServerProcess,
+} from './support/server-process.ts';
+import { createTestStore } from './support/store.ts';
 
 /**
  * Without Redis, rate windows live in the process and quota counts are
@@ -120,43 +121,25 @@ function runMainToExit(
 }
 
 describe('two server processes on one store without Redis', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'stoop-lease-'));
-  const schema = testSchemaName();
-  const databaseUrl =
-    TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
+  const place = serverStore('lease');
   const running: ServerProcess[] = [];
   let env: Record<string, string> = {};
   let key = '';
 
   beforeAll(async () => {
     // The schema, the area tree and a key exist before any server starts, as in a deployment.
-    const store = await openStore({ dialect: TEST_DIALECT, databaseUrl, schema, poolSize: 1 });
-    try {
-      await migrateToLatest(store);
-      await syncAreas(store);
-      key = (
-        await new LocalSubscriptionProvider(store.db, systemClock, 'STOOP').issue({
-          accountId: 'lease',
-          tier: 'STARTER',
-        })
-      ).key;
-    } finally {
-      await store.close();
-    }
+    key = await prepareServerStore(place, 'lease');
     env = {
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      DATABASE_SCHEMA: schema,
+      ...place.env,
       // Explicitly none, even in a run that has Redis (the PostgreSQL pass).
       REDIS_URL: '',
-      DEMO: 'false',
     };
     await start();
   });
 
   afterAll(async () => {
     await Promise.all(running.map((s) => s.stop()));
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(place.dataDir, { recursive: true, force: true });
   });
 
   async function start(): Promise<ServerProcess> {
@@ -194,7 +177,7 @@ describe('two server processes on one store without Redis', () => {
     );
     await before.stop();
     // No wait for the lease to lapse: a clean stop gives it up.
-    const store = await openStore({ dialect: TEST_DIALECT, databaseUrl, schema, poolSize: 1 });
+    const store = await openServerStore(place);
     try {
       const lease = await store.db
         .selectFrom('process_leases')

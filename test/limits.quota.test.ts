@@ -1,26 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
-import { dropRedisNamespace, isolatedLimitsEnv } from './support/server-process.ts';
+import { describe, expect, it } from 'vitest';
+import { limitsApp, TEST_NOW } from './support/app.ts';
 
 const SEARCH = '/v1/search/rentals?perPage=1';
 const NEXT_MONTH = Date.parse('2026-12-01T00:00:00.000Z');
 
 interface ErrorJson {
   error: { code: string; retryAfter?: number; details?: { retryAfter?: number } };
-}
-
-/** A test app with its own limits namespace (and Redis when the run has one), closed and cleaned after the file. */
-function limitsApp(env: Record<string, string>): { get(): TestApp } {
-  let t: TestApp;
-  const isolated = isolatedLimitsEnv();
-  beforeAll(async () => {
-    t = await createTestApp({ scale: 0, env: { ...isolated, ...env } });
-  });
-  afterAll(async () => {
-    await t?.close();
-    if (isolated.REDIS_URL) await dropRedisNamespace(`stoop:${isolated.DATABASE_SCHEMA}`, isolated.REDIS_URL);
-  });
-  return { get: () => t };
 }
 
 function quotaHeaders(response: Response): { used: number; remaining: number; overage: string | null } {

@@ -6,19 +6,11 @@
  * a request logger built from the same options.
  */
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { type LoggerOptions, pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type Composition, compose } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
+import type { Composition } from '../src/app.ts';
 import { credentialRedactor } from '../src/http/redact.ts';
-import { type HttpApp, loggerOptions } from '../src/http/server.ts';
-import { ManualClock } from '../src/platform/clock.ts';
-import type { Store } from '../src/platform/db/database.ts';
-import { syncAreas } from '../src/reference/areas-store.ts';
-import { TEST_NOW } from './support/app.ts';
+import { type LoggedApp, type LogWiring, startLoggedApp } from './support/log-capture.ts';
 import { openRaw } from './support/raw-http.ts';
-import { createTestStore, TEST_DIALECT } from './support/store.ts';
 
 describe('credential redaction', () => {
   const redact = credentialRedactor('STOOP');
@@ -56,49 +48,29 @@ describe('credential redaction', () => {
   });
 });
 
-type Wiring = 'process logger' | 'request logger options';
-
-describe.each<Wiring>(['process logger', 'request logger options'])('logs through the %s', (wiring) => {
-  let store: Store;
+describe.each<LogWiring>(['process logger', 'request logger options'])('logs through the %s', (wiring) => {
+  let logged: LoggedApp;
   let composition: Composition;
-  let app: HttpApp;
   let url: string;
-  const lines: string[] = [];
+  let lines: string[];
 
   beforeAll(async () => {
-    store = await createTestStore();
-    await syncAreas(store);
-    const config = loadConfig({
-      LOG_LEVEL: 'trace',
-      DATABASE_URL: TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL : 'sqlite::memory:',
-      PUBLIC_URL: 'http://stoop.test',
-      RATE_LIMIT_FREE: '1000',
+    logged = await startLoggedApp({
+      wiring,
+      captureProcessLog: true,
+      env: { RATE_LIMIT_FREE: '1000' },
+      // A handler failing with the request in its message, as careless code would.
+      routes: (app) =>
+        app.get('/test/failing', async (request) => {
+          throw new Error(
+            `lookup failed for ${request.url} (${String(request.headers['x-forwarded-auth'])})`,
+          );
+        }),
     });
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString('utf8'));
-        done();
-      },
-    });
-    // The production logger settings, at the most verbose level.
-    const production = loggerOptions(config);
-    if (typeof production !== 'object' || production === null) throw new Error('expected logger options');
-    const log = pino({ ...(production as LoggerOptions), level: 'trace' }, stream);
-    composition = await compose({ config, store, clock: new ManualClock(TEST_NOW), log });
-    app =
-      wiring === 'process logger'
-        ? await buildApp(composition.services)
-        : await buildApp(composition.services, { logger: { ...production, level: 'trace', stream } });
-    // A handler failing with the request in its message, as careless code would.
-    app.get('/test/failing', async (request) => {
-      throw new Error(`lookup failed for ${request.url} (${String(request.headers['x-forwarded-auth'])})`);
-    });
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    ({ composition, url, lines } = logged);
   });
   afterAll(async () => {
-    await app?.close();
-    await composition?.close();
-    await store?.close();
+    await logged?.close();
   });
 
   it('never contain a key, token or secret, and still say what was requested', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import { buildApp, compose, type RefresherParts, type Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { loadDemoMarket } from '../../src/demo/market/load.ts';
@@ -7,7 +8,7 @@ import type { RefreshPort } from '../../src/modules/freshness/refresh-port.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
-import { dropRedisNamespace } from './server-process.ts';
+import { dropRedisNamespace, isolatedLimitsEnv } from './server-process.ts';
 import { createTestStore, TEST_DIALECT } from './store.ts';
 
 /** The instant every test market is generated at and the test clock starts from. */
@@ -102,6 +103,24 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       if (ownNamespace && config.redisUrl) await dropRedisNamespace(ownNamespace, config.redisUrl);
     },
   };
+}
+
+/**
+ * A test app with its own limits namespace (and Redis when the run has one),
+ * started before the enclosing block's tests and closed and cleaned after them.
+ * Call it in a `describe` body; `get()` is the app once it has started.
+ */
+export function limitsApp(env: Record<string, string>): { get(): TestApp } {
+  let t: TestApp;
+  const isolated = isolatedLimitsEnv();
+  beforeAll(async () => {
+    t = await createTestApp({ scale: 0, env: { ...isolated, ...env } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (isolated.REDIS_URL) await dropRedisNamespace(`stoop:${isolated.DATABASE_SCHEMA}`, isolated.REDIS_URL);
+  });
+  return { get: () => t };
 }
 
 export async function getJson<T = unknown>(

@@ -1,7 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { testSchemaName } from './store.ts';
+import { LocalSubscriptionProvider } from '../../src/modules/keys/subscriptions.ts';
+import { systemClock } from '../../src/platform/clock.ts';
+import { openStore, type Store } from '../../src/platform/db/database.ts';
+import { migrateToLatest } from '../../src/platform/db/migrate.ts';
+import { syncAreas } from '../../src/reference/areas-store.ts';
+import { TEST_DIALECT, testSchemaName } from './store.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -54,6 +62,64 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A store that server processes (and the test) open by URL: on PostgreSQL the
+ * run's database with a fresh `t_…` schema (dropped by the global teardown),
+ * on SQLite a file in `dataDir`. The schema name is also what Redis
+ * namespaces are made from, on either dialect.
+ */
+export interface ServerStore {
+  /** A fresh temp dir, for DATA_DIR (and the SQLite file); the test removes it. */
+  dataDir: string;
+  databaseUrl: string;
+  schema: string;
+  /** The environment that points a server process at it (no demo data); add the limits settings. */
+  env: Record<string, string>;
+}
+
+export function serverStore(prefix: string): ServerStore {
+  const dataDir = mkdtempSync(join(tmpdir(), `stoop-${prefix}-`));
+  const databaseUrl =
+    TEST_DIALECT === 'postgres' ? process.env.DATABASE_URL! : `sqlite:${join(dataDir, 'stoop.sqlite')}`;
+  const schema = testSchemaName();
+  return {
+    dataDir,
+    databaseUrl,
+    schema,
+    env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, DEMO: 'false' },
+  };
+}
+
+/** Opens `place` from the test process (one connection; the caller closes it). */
+export function openServerStore(place: ServerStore): Promise<Store> {
+  return openStore({
+    dialect: TEST_DIALECT,
+    databaseUrl: place.databaseUrl,
+    schema: place.schema,
+    poolSize: 1,
+  });
+}
+
+/**
+ * Readies `place` as a deployment has it before any server starts: migrated,
+ * with the area tree, and a STARTER key for `accountId`, which it returns.
+ */
+export async function prepareServerStore(place: ServerStore, accountId: string): Promise<string> {
+  const store = await openServerStore(place);
+  try {
+    await migrateToLatest(store);
+    await syncAreas(store);
+    return (
+      await new LocalSubscriptionProvider(store.db, systemClock, 'STOOP').issue({
+        accountId,
+        tier: 'STARTER',
+      })
+    ).key;
+  } finally {
+    await store.close();
+  }
 }
 
 export interface ServerProcess {
