@@ -150,6 +150,19 @@ describe('pipeline CLI: ingest, events tail, refresh', () => {
     expect(created.stdout.length).toBe(all.filter((e) => e.type === 'listing.created').length);
     for (const line of created.stdout)
       expect((JSON.parse(line) as { type: string }).type).toBe('listing.created');
+
+    // --type with --limit filters first: the last 2 events of a type, however many others follow them.
+    // The type whose last event lies furthest from the end of the log (with at least 2 events).
+    const byType = new Map<string, typeof all>();
+    for (const event of all) byType.set(event.type, [...(byType.get(event.type) ?? []), event]);
+    const [type, ofType] = [...byType.entries()]
+      .filter(([, events]) => events.length >= 2)
+      .sort(([, a], [, b]) => a.at(-1)!.sequence - b.at(-1)!.sequence)[0]!;
+    expect(ofType.at(-1)!.sequence).toBeLessThan(all.at(-1)!.sequence - 2);
+    const lastOfType = await run('events', 'tail', '--type', type, '--limit', '2');
+    expect(lastOfType.stdout.map((l) => (JSON.parse(l) as { sequence: number }).sequence)).toEqual(
+      ofType.slice(-2).map((e) => e.sequence),
+    );
   });
 
   it('rejects bad arguments and a refresh without an upstream with a clear message', async () => {

@@ -9,7 +9,7 @@ import { access } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import { isListingEventType, LISTING_EVENT_TYPES, type ListingEventType } from '../../domain/events.ts';
 import { toEventPayload } from '../../modules/events/event-catalogue.ts';
-import { latestSequence, readEvents } from '../../modules/events/event-log.ts';
+import { readEvents, sequenceBeforeLast } from '../../modules/events/event-log.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Store } from '../../platform/db/database.ts';
 import { type IngestReport, ingestListingsFile } from './ingest.ts';
@@ -113,7 +113,8 @@ export function registerPipelineCommands(program: Command, options: PipelineCliO
     .action(async (opts: { from?: number; type?: ListingEventType[]; limit?: number; follow?: boolean }) => {
       const session = await open(false);
       try {
-        let after = opts.from ?? Math.max(0, (await latestSequence(session.store.db)) - (opts.limit ?? 20));
+        // Filter first, then take the tail: the last N events of the requested types.
+        let after = opts.from ?? (await sequenceBeforeLast(session.store.db, opts.limit ?? 20, opts.type));
         let printed = 0;
         const max = opts.follow ? Number.POSITIVE_INFINITY : (opts.limit ?? Number.POSITIVE_INFINITY);
         for (;;) {

@@ -100,6 +100,27 @@ export async function readEvents(db: Kysely<Database>, options: ReadEventsOption
   return (await query.execute()).map(eventFromRow);
 }
 
+/**
+ * The sequence after which the last `count` events — of `types`, when given —
+ * begin (0 when there are fewer): where a tail of the log starts, so a filtered
+ * tail still prints its last `count` matches however many other events follow.
+ */
+export async function sequenceBeforeLast(
+  db: Kysely<Database>,
+  count: number,
+  types?: readonly ListingEventType[],
+): Promise<number> {
+  let query = db
+    .selectFrom('listing_events')
+    .select('sequence')
+    .orderBy('sequence', 'desc')
+    .limit(1)
+    .offset(count - 1);
+  if (types && types.length > 0) query = query.where('type', 'in', types);
+  const row = await query.executeTakeFirst();
+  return row ? Number(row.sequence) - 1 : 0;
+}
+
 /** The highest sequence written so far (0 when the log is empty). */
 export async function latestSequence(db: Kysely<Database>): Promise<number> {
   const row = await db
