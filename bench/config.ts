@@ -16,6 +16,12 @@ export interface BenchConfig {
   /** Seed of the request generator: the same seed replays the same request sequence. */
   readonly seed: number;
   readonly resultsFile: string;
+  /** How long to wait for `GET /v1/health/ready` after starting the service (the first start loads the demo). */
+  readonly readyTimeoutS: number;
+  /** How long to wait for background work (history backfill, jobs) to finish before idle figures. */
+  readonly settleTimeoutS: number;
+  /** `--during`: also measure each read scenario under background work and costly anonymous queries. */
+  readonly during: boolean;
 }
 
 export class BenchConfigError extends Error {}
@@ -30,7 +36,13 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, 
   return value;
 }
 
-export function readBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+export function readBenchConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  argv: readonly string[] = process.argv.slice(2),
+): BenchConfig {
+  const unknown = argv.filter((arg) => arg !== '--during');
+  if (unknown.length > 0)
+    throw new BenchConfigError(`unknown argument ${unknown[0]} (the only one is --during)`);
   return {
     durationS: positiveNumber(env, 'BENCH_DURATION', 10, false),
     warmupS: 2,
@@ -40,5 +52,8 @@ export function readBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     apiKey: env.BENCH_API_KEY || undefined,
     seed: positiveNumber(env, 'BENCH_SEED', 20261121, true),
     resultsFile: resolve(REPO_ROOT, 'bench/results/latest.json'),
+    readyTimeoutS: positiveNumber(env, 'BENCH_READY_TIMEOUT', 300, false),
+    settleTimeoutS: positiveNumber(env, 'BENCH_SETTLE_TIMEOUT', 900, false),
+    during: argv.includes('--during'),
   };
 }

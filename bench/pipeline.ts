@@ -42,8 +42,15 @@ export interface PipelineBenchResult {
 
 export const FULL_REFRESH_TARGET = 3_000;
 
-/** `stoop origin` in its own process, at a fixed simulated instant (speed ≈ 0). */
-async function startOriginProcess(demo: DemoRecord, at: Date): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * `stoop origin` in its own process, from simulated instant `at`: fixed
+ * (speed ≈ 0) unless told, or moving `speed` simulated ms per real ms.
+ */
+export async function startOriginProcess(
+  demo: DemoRecord,
+  at: Date,
+  speed = 0.001,
+): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
     [
@@ -60,7 +67,7 @@ async function startOriginProcess(demo: DemoRecord, at: Date): Promise<{ url: st
       '--start',
       at.toISOString(),
       '--speed',
-      '0.001',
+      String(speed),
       '--no-latency',
     ],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
@@ -161,7 +168,7 @@ async function singleFlightBench(
   const composition = await compose({
     config: appConfig,
     store,
-    clock,
+    marketClock: clock,
     limitsNamespace: `stoop-bench-${process.pid}`,
     refresher: (parts) => {
       refresher = new Refresher({ ...parts, source, pageSize: 5000 });
@@ -170,10 +177,14 @@ async function singleFlightBench(
   });
   const app = await buildApp(composition.services, { logger: false });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  let keyId: string | undefined;
   try {
-    const key = (
-      await composition.services.subscriptions.issue({ accountId: 'stoop-bench', tier: 'BUSINESS' })
-    ).key;
+    const issued = await composition.services.subscriptions.issue({
+      accountId: 'stoop-bench',
+      tier: 'BUSINESS',
+    });
+    keyId = issued.id;
+    const key = issued.key;
     const reads = await Promise.all(
       Array.from({ length: 100 }, async () => {
         const response = await fetch(`${url}/v1/search/rentals?areas=100,300&perPage=20`, {
@@ -190,6 +201,8 @@ async function singleFlightBench(
       upstreamRequests,
     };
   } finally {
+    // The run must not leave a working key in the user's store.
+    if (keyId) await composition.services.subscriptions.setStatus(keyId, 'revoked');
     await app.close();
     await composition.close();
   }

@@ -1,12 +1,29 @@
 import { cpus, loadavg } from 'node:os';
 import { neighborhoodAreaIds } from './areas.ts';
 import { type RunningBaseline, startBaseline, stopBaseline } from './baseline.ts';
-import { issueBenchKey } from './bench-key.ts';
-import { BenchConfigError, readBenchConfig } from './config.ts';
+import { BenchKeys, configuredKeyStore } from './bench-key.ts';
+import { type BenchConfig, BenchConfigError, readBenchConfig } from './config.ts';
+import {
+  costlyQueries,
+  type DuringReport,
+  formatDuring,
+  historyBackfill,
+  refreshCycles,
+  runDuring,
+} from './during.ts';
+import { waitForSettled } from './health.ts';
 import { sampleMarketIds } from './market-ids.ts';
 import { checkPipelineTargets, formatPipeline, runPipelineBench } from './pipeline.ts';
 import { createRng, type Rng } from './random.ts';
-import { type BenchReport, checkTargets, formatTable, formatTargets, rate, writeReport } from './report.ts';
+import {
+  type BenchReport,
+  checkTargets,
+  formatTable,
+  formatTargets,
+  rate,
+  type TargetCheck,
+  writeReport,
+} from './report.ts';
 import { runScenario, type ScenarioResult } from './runner.ts';
 import { baselineScenario, type Scenario, searchFiveAreasPath, serviceScenarios } from './scenarios.ts';
 import { killServiceNow, type RunningService, startService, stopService } from './service.ts';
@@ -16,12 +33,36 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 let service: RunningService | undefined;
 let baseline: RunningBaseline | undefined;
+/** Every key the run issues; revoked by `cleanup` whichever way the run ends. */
+let keys: BenchKeys | undefined;
 
+/** Stops what the run started and revokes the keys it issued; shared by success, failure and signals. */
 async function cleanup(): Promise<void> {
   const [s, b] = [service, baseline];
   service = undefined;
   baseline = undefined;
   await Promise.allSettled([s ? stopService(s) : undefined, b ? stopBaseline(b) : undefined]);
+  if (keys && keys.outstanding.length > 0) {
+    try {
+      log(`Revoked the ${await keys.revokeAll()} API key(s) the bench issued.`);
+    } catch (error) {
+      log(
+        `⚠ ${(error as Error).message}; revoke them with \`stoop keys revoke <id>\` (ids: ${keys.outstanding.join(', ')})`,
+      );
+    }
+  }
+}
+
+/** Waits until no background work runs, so idle figures are idle. */
+async function settle(config: BenchConfig, running: RunningService): Promise<boolean> {
+  log('Waiting for background work (history backfill, jobs) to finish before measuring idle figures…');
+  return waitForSettled(running.url, {
+    timeoutMs: config.settleTimeoutS * 1000,
+    log,
+    check: () => {
+      if (running.child.exitCode !== null) throw new Error('Stoop exited while the bench waited for it');
+    },
+  });
 }
 
 function authHeaders(apiKey: string): Record<string, string> {
@@ -63,9 +104,11 @@ async function main(): Promise<void> {
   const neighborhoods = neighborhoodAreaIds();
   const startedAt = new Date().toISOString();
 
+  keys = new BenchKeys(configuredKeyStore(config));
   service = await startService(config, { log });
-  // Without BENCH_API_KEY the bench calls as a fresh INTERNAL key (limits lifted for the run).
-  const apiKey = config.apiKey ?? (await issueBenchKey(config));
+  const settled = await settle(config, service);
+  // Without BENCH_API_KEY the bench calls as a fresh INTERNAL key (limits lifted for the run; revoked at the end).
+  const apiKey = config.apiKey ?? (await keys.issue());
   const headers = authHeaders(apiKey);
   const body = await typicalSearchBody(service.url, headers, neighborhoods, createRng(config.seed ^ 0x5eed));
   baseline = await startBaseline(body);
@@ -86,16 +129,11 @@ async function main(): Promise<void> {
   // Scenarios that call as another tier get a key of their own (issued once per tier).
   const tierHeaders = new Map<string, Record<string, string>>();
   for (const tier of new Set(plan.flatMap((s) => (s.tier && s.tier !== 'INTERNAL' ? [s.tier] : [])))) {
-    tierHeaders.set(tier, authHeaders(await issueBenchKey(config, tier)));
+    tierHeaders.set(tier, authHeaders(await keys.issue(tier)));
   }
   const rng = createRng(config.seed);
-  const results: ScenarioResult[] = [];
-  for (const scenario of plan) {
-    const url = scenario.target === 'baseline' ? baseline.url : service.url;
-    log(
-      `▶ ${scenario.name}: ${config.warmupS} s warm-up + ${config.durationS} s at ${config.connections} connections…`,
-    );
-    const result = await runScenario(scenario, {
+  const measure = (scenario: Scenario, url: string) =>
+    runScenario(scenario, {
       url,
       connections: config.connections,
       durationS: config.durationS,
@@ -103,6 +141,13 @@ async function main(): Promise<void> {
       headers: (scenario.tier && tierHeaders.get(scenario.tier)) || headers,
       rng,
     });
+  const results: ScenarioResult[] = [];
+  for (const scenario of plan) {
+    const url = scenario.target === 'baseline' ? baseline.url : service.url;
+    log(
+      `▶ ${scenario.name}: ${config.warmupS} s warm-up + ${config.durationS} s at ${config.connections} connections…`,
+    );
+    const result = await measure(scenario, url);
     if (result.non2xx > 0 || result.errors > 0) {
       const codes = Object.entries(result.statusCodes)
         .filter(([code]) => !code.startsWith('2'))
@@ -116,14 +161,53 @@ async function main(): Promise<void> {
     }
     results.push(result);
   }
-  const health = service.health;
+
+  let during: DuringReport | undefined;
+  if (config.during) {
+    const ctx = {
+      config,
+      log,
+      url: () => {
+        if (!service) throw new Error('the service is not running');
+        return service.url;
+      },
+      restart: async (whileStopped: () => Promise<void>) => {
+        const old = service;
+        service = undefined;
+        if (old) await stopService(old);
+        await whileStopped();
+        service = await startService(config, { log });
+      },
+    };
+    const readScenarios = plan.filter((s) => s.target === 'service');
+    during = await runDuring(
+      ctx,
+      [costlyQueries(ctx, config.seed), refreshCycles(ctx), historyBackfill(ctx)],
+      readScenarios,
+      results,
+      measure,
+    );
+  }
+  const health = service?.health;
   await cleanup();
 
   // The refresh pipeline, with the service stopped (it owns the store while running).
-  const pipeline = await runPipelineBench(config, log);
+  // `--during` measures the request thread under background work instead.
+  const pipeline = config.during ? undefined : await runPipelineBench(config, log);
 
   const { baselineReqPerSec, rated } = rate(results);
-  const targets = [...checkTargets(rated), ...checkPipelineTargets(pipeline)];
+  const targets: TargetCheck[] = [
+    ...checkTargets(rated),
+    ...(pipeline ? checkPipelineTargets(pipeline) : []),
+  ];
+  if (during)
+    for (const row of during.rows)
+      if (row.met !== null)
+        targets.push({
+          name: `${row.scenario} during ${row.pressure}: p99 <= 2x idle and max < 50 ms`,
+          pass: row.met,
+          detail: `p99 ${row.p99Ms.toFixed(1)} ms (idle ${row.idleP99Ms.toFixed(1)}), max ${row.maxMs.toFixed(1)} ms${row.covered ? '' : ' (pressure not going throughout)'}`,
+        });
   const report: BenchReport = {
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -134,7 +218,9 @@ async function main(): Promise<void> {
       dataDir: config.dataDir,
       // Only the kind of store: a DATABASE_URL can carry a password.
       database: config.databaseUrl?.startsWith('postgres') ? 'postgres' : 'sqlite',
-      apiKey: config.apiKey ? 'BENCH_API_KEY' : 'issued INTERNAL key',
+      apiKey: config.apiKey ? 'BENCH_API_KEY' : 'issued INTERNAL key (revoked at the end)',
+      mode: config.during ? 'during' : 'idle',
+      settledBeforeIdle: settled,
       seed: config.seed,
       baselineBodyBytes: body.byteLength,
     },
@@ -149,6 +235,7 @@ async function main(): Promise<void> {
     baselineReqPerSec,
     scenarios: rated,
     pipeline,
+    during,
     targets,
   };
   await writeReport(config.resultsFile, report);
@@ -157,9 +244,13 @@ async function main(): Promise<void> {
     `\nStoop bench: ${config.connections} connections, ${config.durationS} s per scenario ` +
       `(after ${config.warmupS} s warm-up), baseline ${baselineReqPerSec.toFixed(0)} req/s\n\n`,
   );
-  process.stdout.write(
-    `${formatTable(rated)}\n\n${formatPipeline(pipeline)}\n\n${formatTargets(targets)}\n\n`,
-  );
+  const sections = [
+    formatTable(rated),
+    pipeline ? formatPipeline(pipeline) : '',
+    during ? `Under background work (--during), beside the idle figures:\n\n${formatDuring(during)}` : '',
+    formatTargets(targets),
+  ];
+  process.stdout.write(`${sections.filter((section) => section !== '').join('\n\n')}\n\n`);
   log(`Results written to ${config.resultsFile}`);
 }
 

@@ -5,16 +5,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_SERVICE_ENV } from './bench-key.ts';
 import type { BenchConfig } from './config.ts';
 import { REPO_ROOT } from './config.ts';
+import { fetchHealth, waitForReady } from './health.ts';
 
 export interface RunningService {
   readonly url: string;
   readonly child: ChildProcess;
-  /** Body of the first 200 from /v1/health, kept in the results for context (version, dialect). */
+  /** `GET /v1/health` once ready, kept in the results for context (version, dialect, background work). */
   readonly health: unknown;
 }
 
 export interface StartServiceOptions {
-  /** First start loads the demo market (~60 s at full scale); allow well beyond that before giving up. */
+  /** First start loads the demo market (~60 s at full scale); default: the config's `readyTimeoutS`. */
   readonly readyTimeoutMs?: number;
   readonly log?: (line: string) => void;
 }
@@ -36,13 +37,16 @@ function exited(child: ChildProcess): boolean {
 
 /**
  * Starts Stoop exactly as `npm start` would (own process, own event loop), so
- * the figures include real HTTP parsing, logging config and the configured store.
+ * the figures include real HTTP parsing, logging config and the configured
+ * store, and resolves once `GET /v1/health/ready` answers 200 (schema, demo
+ * market, search index and market caches prepared), printing what is still
+ * missing meanwhile. Background work may still run: see `waitForSettled`.
  */
 export async function startService(
   config: BenchConfig,
   options: StartServiceOptions = {},
 ): Promise<RunningService> {
-  const readyTimeoutMs = options.readyTimeoutMs ?? 180_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? config.readyTimeoutS * 1000;
   const log = options.log ?? (() => {});
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -75,57 +79,28 @@ export async function startService(
   spawnError.catch(() => {});
 
   const service: RunningService = { url, child, health: null };
-  const started = Date.now();
-  let lastNotice = started;
-  log(`Starting Stoop on ${url} (DATA_DIR=${config.dataDir}); the first start loads the demo market…`);
+  log(`Starting Stoop on ${url} (DATA_DIR=${config.dataDir}); a first start loads the demo market…`);
   try {
-    while (true) {
-      if (exited(child)) {
-        throw new Error(
-          `Stoop exited before becoming healthy (code ${child.exitCode ?? child.signalCode}). Last output:\n${tail}`,
-        );
-      }
-      const elapsed = Date.now() - started;
-      if (elapsed > readyTimeoutMs) {
-        throw new Error(
-          `Stoop did not answer 200 on GET /v1/health within ${readyTimeoutMs / 1000} s. Last output:\n${tail}`,
-        );
-      }
-      const health = await probeHealth(url);
-      if (health.ok) {
-        log(`Stoop is healthy after ${(elapsed / 1000).toFixed(1)} s.`);
-        return { ...service, health: health.body };
-      }
-      if (Date.now() - lastNotice >= 10_000) {
-        lastNotice = Date.now();
-        log(`  still waiting for /v1/health (${Math.round(elapsed / 1000)} s, ${health.detail})…`);
-      }
-      await Promise.race([sleep(250), spawnError]);
-    }
+    const elapsed = await Promise.race([
+      waitForReady(url, {
+        timeoutMs: readyTimeoutMs,
+        log,
+        check: () => {
+          if (exited(child))
+            throw new Error(
+              `Stoop exited before becoming ready (code ${child.exitCode ?? child.signalCode}). Last output:\n${tail}`,
+            );
+        },
+      }),
+      spawnError,
+    ]);
+    log(`Stoop is ready after ${(elapsed / 1000).toFixed(1)} s.`);
+    return { ...service, health: await fetchHealth(url) };
   } catch (error) {
     await stopService(service);
+    if (error instanceof Error && !error.message.includes('Last output'))
+      error.message += `. Last output:\n${tail}`;
     throw error;
-  }
-}
-
-async function probeHealth(
-  url: string,
-): Promise<{ ok: true; body: unknown } | { ok: false; detail: string }> {
-  try {
-    const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(2000) });
-    const text = await res.text();
-    if (res.status !== 200) return { ok: false, detail: `HTTP ${res.status}` };
-    try {
-      return { ok: true, body: JSON.parse(text) as unknown };
-    } catch {
-      return { ok: true, body: text };
-    }
-  } catch (error) {
-    // Connection refused is the normal state while the demo market loads.
-    return {
-      ok: false,
-      detail: (error as Error).cause instanceof Error ? 'not listening yet' : String(error),
-    };
   }
 }
 

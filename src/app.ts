@@ -3,10 +3,15 @@
  * background jobs and the HTTP application, and decides which implementation
  * of each port a process uses. Everything else receives what it needs.
  *
- *   config ─┐
- *   store ──┼─► compose() ─► Services (read services, keys, limits, refresher, health)
- *   clock ──┘              └► Jobs (refresh cycles, market snapshots, building scores)
+ *   config ──┐
+ *   store ───┼─► compose() ─► Services (read services, keys, limits, refresher, health)
+ *   clocks ──┘              └► Jobs (refresh cycles, market snapshots, building scores)
  *   Services ─► buildApp() ─► Fastify: framework setup (http/server.ts) + route plugins under /v1
+ *
+ * Two clocks (README "Two clocks"): the market clock drives the market and the
+ * times it produces (read services, data version, freshness, jobs, refresher);
+ * the wall clock everything about callers (keys, limits, quotas, usage, admin,
+ * `health.time`).
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
@@ -16,9 +21,11 @@ import { DemoPhotoSource } from './demo/photo-source.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import { createHttpServer, type HttpApp, loggerOptions } from './http/server.ts';
 import { createJobs, type Jobs } from './jobs/jobs.ts';
-import { MarketSnapshotJob } from './jobs/market-snapshots.ts';
-import { Refresher } from './jobs/refresh/refresher.ts';
+import { MarketSnapshotJob, readCoverage } from './jobs/market-snapshots.ts';
+import { SERVING_BATCH_SIZE } from './jobs/refresh/listing-writer.ts';
+import { Refresher, type RefresherOptions } from './jobs/refresh/refresher.ts';
 import { ScoresJob } from './jobs/scores.ts';
+import { createWorkerJobs } from './jobs/worker/worker-jobs.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { ADMIN_SCHEMAS } from './modules/admin/admin.schema.ts';
 import { listAreas } from './modules/areas/areas.repository.ts';
@@ -33,7 +40,8 @@ import { DataVersion } from './modules/freshness/data-version.ts';
 import { FreshnessPolicy } from './modules/freshness/freshness-policy.ts';
 import { noUpstream, type RefreshPort } from './modules/freshness/refresh-port.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
-import { HealthService } from './modules/health/health.service.ts';
+import { HealthService, type HealthSources } from './modules/health/health.service.ts';
+import { marketCachesProbe, ReadinessRegistry, searchIndexProbe } from './modules/health/readiness.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
 import { LocalSubscriptionProvider, type SubscriptionProvider } from './modules/keys/subscriptions.ts';
 import { marketRoutes } from './modules/market/market.routes.ts';
@@ -47,6 +55,7 @@ import { PhotoService } from './modules/photos/photos.service.ts';
 import { propertyRoutes } from './modules/property/property.routes.ts';
 import { PROPERTY_SCHEMAS } from './modules/property/property.schema.ts';
 import { PropertyService } from './modules/property/property.service.ts';
+import { IndexWorkerClient } from './modules/search/index-worker-client.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
 import { SearchService } from './modules/search/search.service.ts';
@@ -63,6 +72,7 @@ import type { ListingSource } from './upstream/source.ts';
 /** What a refresh pipeline built by a caller (tests) shares with the read paths. */
 export interface RefresherParts {
   store: Store;
+  /** The market clock. */
   clock: Clock;
   /** Shared with the read paths, so the pipeline's writes show at once on this node. */
   dataVersion: DataVersion;
@@ -80,8 +90,13 @@ export interface ComposeOptions {
   config: Config;
   /** An open, migrated store. */
   store: Store;
-  /** The service clock: the simulated market clock in the live demo, the wall clock otherwise. */
-  clock?: Clock;
+  /**
+   * The market clock: simulated (SIM_SPEED × real time) in the live demo, else
+   * resumed at 1× from the store's latest instant (boot.ts); default: the wall clock.
+   */
+  marketClock?: Clock;
+  /** The wall clock: real time for everything about callers (tests inject a manual one). */
+  wallClock?: Clock;
   /** Prefix of this deployment's keys in Redis (tests isolate runs with their own). */
   limitsNamespace?: string;
   /**
@@ -89,8 +104,20 @@ export interface ComposeOptions {
    * (boot.ts), so health can say when it is lost; released on close.
    */
   limitsLease?: ProcessLease;
+  /**
+   * Where the starting process marks its steps (schema, demo load) for
+   * readiness (boot.ts); a new one when not given (the store is then prepared).
+   */
+  readiness?: ReadinessRegistry;
   /** The upstream the refresh pipeline replicates from; none: a read-only store. */
   upstream?: UpstreamPort;
+  /**
+   * Runs the background jobs on a worker thread with its own store connection
+   * (boot.ts: a serving process), so they never hold the request thread; an
+   * in-memory store keeps them in-process. `upstreamUrl`: the upstream's
+   * address, for the worker's refresh cycles (without it they stay in-process).
+   */
+  jobsWorker?: { upstreamUrl?: () => Promise<string> };
   /**
    * A refresh pipeline built by the caller instead (tests: a fake port, or a
    * real pipeline over a test source); takes precedence over `upstream`.
@@ -105,7 +132,10 @@ export interface ComposeOptions {
 /** Every service, built once. Route plugins receive only the ones they use. */
 export interface Services {
   readonly config: Config;
-  readonly clock: Clock;
+  /** Drives the market and the times it produces. */
+  readonly marketClock: Clock;
+  /** Real time: keys, limits, quotas, usage, admin, `health.time`. */
+  readonly wallClock: Clock;
   readonly log: Logger;
   readonly areaTree: AreaTree;
   readonly dataVersion: DataVersion;
@@ -140,9 +170,11 @@ export function createRefresher(
   parts: RefresherParts,
   upstream: Pick<UpstreamPort, 'source' | 'kind'>,
   log?: Logger,
+  options: Pick<RefresherOptions, 'writeBatchSize' | 'searchCycle'> = {},
 ): Refresher {
   return new Refresher({
     ...parts,
+    ...options,
     source: upstream.source,
     upstreamKind: upstream.kind,
     ...(log ? { log } : {}),
@@ -152,60 +184,96 @@ export function createRefresher(
 /** Builds every service and job over an open, migrated store. Reads the area tree once. */
 export async function compose(options: ComposeOptions): Promise<Composition> {
   const { config, store } = options;
-  const clock = options.clock ?? systemClock;
+  const wallClock = options.wallClock ?? systemClock;
+  const marketClock = options.marketClock ?? wallClock;
   const log = options.log ?? pino(processLoggerOptions(config));
   const areaTree = new AreaTree(await listAreas(store.db));
-  const dataVersion = new DataVersion(store.db, clock);
+  const dataVersion = new DataVersion(store.db, marketClock);
 
   let pipeline: Refresher | undefined;
   let refresher: RefreshPort = noUpstream;
+  const workerJobs = options.jobsWorker
+    ? createWorkerJobs({
+        ...options.jobsWorker,
+        store,
+        config,
+        upstream: options.refresher ? undefined : options.upstream,
+        marketClock,
+        dataVersion,
+        log,
+        onFailure: (failure) => pipeline?.noteFailure(failure),
+      })
+    : null;
   if (options.refresher) {
     refresher =
       typeof options.refresher === 'function'
-        ? options.refresher({ store, clock, dataVersion })
+        ? options.refresher({ store, clock: marketClock, dataVersion })
         : options.refresher;
   } else if (options.upstream) {
-    pipeline = createRefresher({ store, clock, dataVersion }, options.upstream, log);
+    pipeline = createRefresher({ store, clock: marketClock, dataVersion }, options.upstream, log, {
+      writeBatchSize: SERVING_BATCH_SIZE,
+      ...(workerJobs?.runsRefresh ? { searchCycle: () => workerJobs.replicate() } : {}),
+    });
     refresher = pipeline;
   }
 
-  const freshness = new FreshnessPolicy(refresher, dataVersion, clock, config.upstream.liveTimeoutMs);
+  const freshness = new FreshnessPolicy(refresher, dataVersion, marketClock, config.upstream.liveTimeoutMs);
   const search = new SearchService(
     store.db,
     store.dialect,
     areaTree,
-    clock,
+    marketClock,
     dataVersion,
     freshness,
     config.searchIndex,
+    // Index builds run on a worker with its own connection when the store allows one.
+    store.shared && config.searchIndex ? new IndexWorkerClient(store.shared, log) : null,
   );
   await search.warm();
-  const market = new MarketService(store.db, areaTree, clock, dataVersion, freshness);
+  const market = new MarketService(store.db, areaTree, marketClock, dataVersion, freshness);
   await market.warm();
   const limits = await createLimits({
     redisUrl: config.redisUrl,
     namespace: options.limitsNamespace ?? config.redisPrefix,
     db: store.db,
+    clock: wallClock,
     lease: options.limitsLease,
     log,
   });
-  const marketSnapshots = new MarketSnapshotJob(store.db, areaTree, clock);
+  const marketSnapshots = new MarketSnapshotJob(store.db, areaTree, marketClock);
+  const readiness = options.readiness ?? new ReadinessRegistry();
+  readiness.register('searchIndex', searchIndexProbe(search));
+  readiness.register('marketCaches', marketCachesProbe(market));
+  const healthSources: HealthSources = {
+    readiness,
+    // Jobs are built below, from the services; health is never asked before compose returns.
+    jobs: () => jobs.status(),
+    coverage: () => readCoverage(store.db),
+  };
   const services: Services = {
     config,
-    clock,
+    marketClock,
+    wallClock,
     log,
     areaTree,
     dataVersion,
     freshness,
-    areas: new AreasService(areaTree, store.db, clock, dataVersion, freshness),
+    areas: new AreasService(areaTree, store.db, marketClock, dataVersion, freshness),
     search,
-    property: new PropertyService(store.db, areaTree, clock, freshness, dataVersion, {
+    property: new PropertyService(store.db, areaTree, marketClock, freshness, dataVersion, {
       photoBaseUrl: config.photoBaseUrl,
       publicUrl: config.publicUrl,
     }),
-    building: new BuildingService(store.db, areaTree, clock, freshness, dataVersion, config.photoBaseUrl),
+    building: new BuildingService(
+      store.db,
+      areaTree,
+      marketClock,
+      freshness,
+      dataVersion,
+      config.photoBaseUrl,
+    ),
     market,
-    marketTrends: new MarketTrends(store.db, areaTree, clock, freshness),
+    marketTrends: new MarketTrends(store.db, areaTree, marketClock, freshness),
     marketSnapshots,
     photos: new PhotoService({
       db: store.db,
@@ -215,6 +283,7 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
       renderBudget: {
         limiter: limits.rate,
         perMinute: config.photoRendersPerMinute,
+        wallClock,
         onLimiterFailure: (error) =>
           log.warn({ err: error }, 'limits backend failed; photo renders counted in this process'),
       },
@@ -226,23 +295,35 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
             : 'photo cache maintenance failed',
         ),
     }),
-    subscriptions: new LocalSubscriptionProvider(store.db, clock, config.apiKeyPrefix),
+    subscriptions: new LocalSubscriptionProvider(store.db, wallClock, config.apiKeyPrefix),
     limits,
-    usage: new UsageService(limits.quota, config.tierLimits, clock),
+    usage: new UsageService(limits.quota, config.tierLimits, wallClock),
     refresher,
-    health: new HealthService(store.db, store.dialect, clock, dataVersion, refresher, limits, config.version),
+    health: new HealthService(
+      store.db,
+      store.dialect,
+      wallClock,
+      dataVersion,
+      refresher,
+      limits,
+      healthSources,
+      config.version,
+      marketClock,
+    ),
   };
 
-  const jobs = createJobs({
-    refresher: pipeline,
-    scheduledRefresh: config.refresh,
-    dataVersion,
-    clock,
-    speed: options.upstream?.speed ?? 1,
-    log,
-    marketSnapshots,
-    scores: new ScoresJob(store.db, areaTree, clock),
-  });
+  const jobs =
+    workerJobs ??
+    createJobs({
+      refresher: pipeline,
+      scheduledRefresh: config.refresh,
+      dataVersion,
+      clock: marketClock,
+      speed: options.upstream?.speed ?? 1,
+      log,
+      marketSnapshots,
+      scores: new ScoresJob(store.db, areaTree, marketClock),
+    });
 
   let closing: Promise<void> | null = null;
   return {
@@ -252,6 +333,7 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
       closing ??= (async () => {
         await jobs.stop();
         await pipeline?.idle();
+        await search.close();
         await limits.close();
       })();
       return closing;
@@ -304,10 +386,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       : { logger: options.logger }),
     componentSchemas: COMPONENT_SCHEMAS,
     access: {
-      resolver: new ApiKeyResolver(services.subscriptions, config.tierLimits, services.clock),
+      resolver: new ApiKeyResolver(services.subscriptions, config.tierLimits, services.wallClock),
       limits: services.limits,
       tierLimits: config.tierLimits,
-      clock: services.clock,
+      clock: services.wallClock,
       publicUrl: config.publicUrl,
     },
   });
@@ -324,7 +406,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await v1.register(adminRoutes, {
         subscriptions: services.subscriptions,
         apiKeyPrefix: config.apiKeyPrefix,
-        clock: services.clock,
+        wallClock: services.wallClock,
       });
       await v1.register(photoApiRoutes, { photos: services.photos });
     },

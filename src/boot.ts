@@ -2,6 +2,10 @@ import { buildApp, compose } from './app.ts';
 import { type Config, ConfigError } from './config.ts';
 import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './demo/market/load.ts';
 import type { HttpApp } from './http/server.ts';
+import type { Jobs } from './jobs/jobs.ts';
+import { keepMarketClockMark } from './jobs/market-clock-mark.ts';
+import { ReadinessRegistry } from './modules/health/readiness.ts';
+import { systemClock } from './platform/clock.ts';
 import { openStore, type Store } from './platform/db/database.ts';
 import { StoreOpenError, unavailableReason } from './platform/db/errors.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
@@ -12,7 +16,7 @@ import {
 } from './platform/limits/process-lease.ts';
 import { createProgressReporter } from './platform/progress.ts';
 import { syncAreas } from './reference/areas-store.ts';
-import { openUpstream } from './upstream/configured-upstream.ts';
+import { type ConfiguredUpstream, openMarketClock, openUpstream } from './upstream/configured-upstream.ts';
 
 /**
  * The configured store, open. A store that cannot be opened (directory,
@@ -84,6 +88,10 @@ export interface RunningServer {
   app: HttpApp;
   store: Store;
   url: string;
+  /** The background jobs (on their worker thread when the store allows): status, and trigger for tools. */
+  jobs: Jobs;
+  /** The upstream (with the demo's in-process simulator and its thread), when the server has one. */
+  upstream: ConfiguredUpstream | null;
   close(): Promise<void>;
 }
 
@@ -112,30 +120,52 @@ async function claimEmbeddedLimits(store: Store, config: Config): Promise<Proces
  * (services and jobs), the HTTP server, then the background jobs.
  */
 export async function startServer(config: Config): Promise<RunningServer> {
+  // Steps health waits for before it calls the node ready (they may finish after listen).
+  const readiness = new ReadinessRegistry();
+  readiness.expect('schema', 'migrating');
+  readiness.expect('demo', 'loading');
   const store = await openConfiguredStore(config);
   await prepareStore(store);
+  readiness.mark('schema');
   const limitsLease = await claimEmbeddedLimits(store, config);
   await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`));
+  readiness.mark('demo');
   const upstream = await openUpstream(config, store);
+  // Without an upstream the market clock still resumes where the store's data left off (at 1×).
+  const marketClock = upstream?.marketClock ?? (await openMarketClock(store));
   const composition = await compose({
     config,
     store,
-    ...(upstream ? { clock: upstream.clock, upstream } : {}),
+    marketClock,
+    ...(upstream ? { upstream } : {}),
     ...(limitsLease ? { limitsLease } : {}),
+    readiness,
+    jobsWorker: { ...(upstream ? { upstreamUrl: () => upstreamAddress(upstream, config) } : {}) },
   });
   const app = await buildApp(composition.services);
   const url = await app.listen({ host: config.host, port: config.port });
   await composition.jobs.start();
+  const clockMark = keepMarketClockMark(store, marketClock, systemClock);
   return {
     app,
     store,
     url,
+    jobs: composition.jobs,
+    upstream,
     close: async () => {
       await composition.jobs.stop();
       await app.close();
       await composition.close();
       await upstream?.close();
+      await clockMark.stop();
       await store.close();
     },
   };
+}
+
+/** Where the upstream answers: the in-process simulator once started, or the configured feed. */
+async function upstreamAddress(upstream: ConfiguredUpstream, config: Config): Promise<string> {
+  if (upstream.origin) return (await upstream.origin).url;
+  if (config.upstream.url) return config.upstream.url;
+  throw new Error('the upstream has no address');
 }

@@ -8,10 +8,10 @@ import { DataVersion } from './modules/freshness/data-version.ts';
 import { KeysCliError, registerKeysCommands } from './modules/keys/keys.cli.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
 import { registerOpenDataCommands } from './modules/opendata/opendata.cli.ts';
-import { systemClock } from './platform/clock.ts';
+import { type Clock, systemClock } from './platform/clock.ts';
 import { storeFailureMessage } from './platform/db/errors.ts';
 import { createProgressReporter } from './platform/progress.ts';
-import { openUpstream } from './upstream/configured-upstream.ts';
+import { openMarketClock, openUpstream } from './upstream/configured-upstream.ts';
 import { packageVersion } from './version.ts';
 
 function intOption(value: string): number {
@@ -84,6 +84,7 @@ export function buildCli(): Command {
       }
     });
 
+  // Keys are callers' business: real time, never the market clock a live demo ran ahead.
   registerKeysCommands(program, {
     clock: systemClock,
     open: async () => {
@@ -105,12 +106,15 @@ export function buildCli(): Command {
     stderr: log,
   });
 
+  // Imports and scores are market data: the market clock of the store the command opens.
+  let openDataClock: Clock = systemClock;
   registerOpenDataCommands(program, {
-    clock: systemClock,
+    clock: { now: () => openDataClock.now() },
     open: async () => {
       const store = await openConfiguredStore(config());
       try {
         await prepareStore(store);
+        openDataClock = await openMarketClock(store);
       } catch (error) {
         await store.close();
         throw error;
@@ -128,7 +132,7 @@ export function buildCli(): Command {
       try {
         await prepareStore(store);
         const upstream = withUpstream ? await openUpstream(cfg, store) : null;
-        const clock = upstream?.clock ?? systemClock;
+        const clock = upstream?.marketClock ?? (await openMarketClock(store));
         return {
           store,
           clock,

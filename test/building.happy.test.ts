@@ -427,9 +427,16 @@ describe('GET /v1/building/{id}/violations', () => {
     inspection_date: date,
     is_open: n % 3 === 0 ? 0 : 1,
   });
+  /** Buildings with a BBL the demo market stored no violations for: the test's rows are all they have. */
+  const withoutViolations = async () => {
+    const linked = new Set(
+      (await t.store.db.selectFrom('hpd_violations').select('bbl').distinct().execute()).map((r) => r.bbl),
+    );
+    return buildings.filter((x) => x.bbl !== null && !linked.has(x.bbl));
+  };
 
   it('lists the violations of the building BBL, newest first', async () => {
-    const [b, other] = buildings.filter((x) => x.bbl !== null);
+    const [b, other] = await withoutViolations();
     const rows = [
       violation(b!.bbl!, 1, '2024-03-01', 'A'),
       violation(b!.bbl!, 2, '2026-01-15', 'C'),
@@ -469,7 +476,7 @@ describe('GET /v1/building/{id}/violations', () => {
   });
 
   it(`serves at most ${MAX_VIOLATIONS}, the most recent, with a warning`, async () => {
-    const b = buildings.filter((x) => x.bbl !== null)[2]!;
+    const b = (await withoutViolations())[2]!;
     const rows = Array.from({ length: MAX_VIOLATIONS + 5 }, (_, i) =>
       violation(b.bbl!, i, new Date(Date.UTC(2020, 0, 1) + i * 86_400_000).toISOString().slice(0, 10), 'A'),
     );

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUILDING_TYPES, SALE_TYPES } from '../src/domain/listing.ts';
+import { BUILDING_TYPES, nyDayNumber, SALE_TYPES } from '../src/domain/listing.ts';
 import {
   CompareResponse,
   type RentalSnapshot,
@@ -60,7 +60,12 @@ function oracle(
     pricePerSqft: distribution(
       matching.filter((r) => r.price_per_sqft !== null).map((r) => r.price_per_sqft!),
     ),
-    daysOnMarket: median(ages.map((a) => Math.floor(a / DAY_MS))),
+    // New York calendar days, as a listing's own daysOnMarket counts them.
+    daysOnMarket: median(
+      matching
+        .filter((r) => r.listed_at !== null)
+        .map((r) => Math.max(0, nyDayNumber(now.getTime()) - nyDayNumber(Date.parse(r.listed_at!)))),
+    ),
     priceCutShare: share(cut.length, matching.length),
     medianPriceCutPct: median(cut.map((r) => (-r.price_delta / (r.price - r.price_delta)) * 100)),
     rental: {

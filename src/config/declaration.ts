@@ -215,7 +215,7 @@ export const ENVIRONMENT = {
     group: 'storage',
     type: Type.Boolean(),
     default: true,
-    description: 'answer ACTIVE searches from the in-memory read model (`false`: always SQL)',
+    description: 'answer every search from the in-memory read model (`false`: always SQL)',
   }),
 
   API_KEY_PREFIX: variable({
@@ -331,7 +331,7 @@ export const ENVIRONMENT = {
     type: Type.Number({ minimum: 0.001, maximum: 100_000 }),
     default: 60,
     description:
-      "simulated seconds per real second of the demo (the demo service's whole clock runs at this speed: data times, refresh schedule, quota months; `1` for real time)",
+      'simulated seconds per real second of the demo market clock (listing dates, price events, data times, refresh schedule); keys, rate limits, quotas and `health.time` always run on real time',
   }),
   SIM_LATENCY: variable({
     group: 'demo',

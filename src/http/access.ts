@@ -64,6 +64,7 @@ export interface AccessOptions {
   resolver: CredentialResolver;
   limits: Limits;
   tierLimits: Readonly<Record<Tier, TierLimits>>;
+  /** The wall clock: quota months and window ends are callers' time, never the market's. */
   clock: Clock;
   publicUrl: string;
 }
@@ -180,7 +181,7 @@ export function installAccessControl(app: FastifyInstance, options: AccessOption
 
     // A caller past its window gets 429 even with a bad key: key guessing is throttled by IP.
     if (!rate.allowed) {
-      const retryAfter = Math.max(1, Math.ceil((rate.resetAt - Date.now()) / 1000));
+      const retryAfter = Math.max(1, Math.ceil((rate.resetAt - clock.now().getTime()) / 1000));
       throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rate.limit} requests per minute exceeded`, {
         retryAfter,
       });

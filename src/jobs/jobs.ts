@@ -27,7 +27,7 @@ export interface JobsDependencies {
   speed: number;
   log: Pick<Logger, 'warn' | 'error'>;
   /** The market snapshot work (`ctx.marketSnapshots`). */
-  marketSnapshots: Pick<MarketSnapshotJob, 'run'>;
+  marketSnapshots: Pick<MarketSnapshotJob, 'run'> & Partial<Pick<MarketSnapshotJob, 'progress'>>;
   /** The building-scores work. */
   scores: Pick<ScoresJob, 'tick' | 'lastComputedAt' | 'checkEveryMs'>;
   /** Tests only: drive time. */
@@ -45,8 +45,15 @@ export interface Jobs {
    * background refreshes have settled.
    */
   stop(): Promise<void>;
-  /** One entry per job, for health. */
+  /** One entry per job, for health: running state, last/next run, last error and progress. */
   status(): PeriodicJobStatus[];
+  /**
+   * Runs the named job now (see PeriodicJob.trigger: coalesces with a run in
+   * progress) and resolves when that run has finished; its errors go to the
+   * job's error reporting, not to the caller. Rejects for an unknown name.
+   * Operators' tools, benchmarks and tests.
+   */
+  trigger(name: string): Promise<void>;
 }
 
 export function createJobs(deps: JobsDependencies): Jobs {
@@ -81,5 +88,9 @@ export function createJobs(deps: JobsDependencies): Jobs {
       await refresher?.idle();
     },
     status: () => jobs.map((job) => job.status()),
+    trigger: (name) => {
+      const job = jobs.find((j) => j.name === name);
+      return job ? job.trigger() : Promise.reject(new RangeError(`no background job is named ${name}`));
+    },
   };
 }

@@ -12,7 +12,9 @@
  * - Price on day d: the price of its latest LISTED / PRICE_DECREASE /
  *   PRICE_INCREASE / RELISTED price event dated ≤ d (the listing's price when
  *   it has none); price per sqft is that price / sqft, rounded to cents.
- * - Days on market on day d: whole days from listed_at to E(d).
+ * - Days on market on day d: New York calendar days from listed_at's NY date
+ *   to the NY date of the day's last instant (domain/listing.ts, the rule the
+ *   listing's own `daysOnMarket` follows).
  * - new_listings: listings (any current status) with listed_at on day d.
  * - Rows per (day, listing type, area incl. descendants, bedroom bucket 'all' or
  *   '0'…'4' with 4 = 4+); a bucket with no inventory and no new listing has no
@@ -24,10 +26,11 @@
  * after each chunk, so the API serves what exists while a backfill runs.
  */
 import type { Kysely } from 'kysely';
+import { nyDayNumber } from '../domain/listing.ts';
 import { median } from '../modules/market/statistics.ts';
 import { type Clock, DAY_MS, HOUR_MS, isoDate } from '../platform/clock.ts';
 import type { Database, MarketDailySnapshotsTable } from '../platform/db/tables.ts';
-import { type JobEnvironment, PeriodicJob } from '../platform/jobs/periodic-job.ts';
+import { type JobEnvironment, type JobProgress, PeriodicJob } from '../platform/jobs/periodic-job.ts';
 import type { AreaTree } from '../reference/areas.ts';
 
 /** Days of history the backfill covers: trends reach back 24 months. */
@@ -107,6 +110,8 @@ export interface MarketSnapshotJobOptions {
 export class MarketSnapshotJob {
   private running: Promise<RunResult> | null = null;
   private readonly backfillDays: number;
+  /** Coverage as last read or written by a run; null before the first run reads it. */
+  private coverage: Coverage | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -131,11 +136,27 @@ export class MarketSnapshotJob {
     return this.running;
   }
 
+  /**
+   * The backfill's coverage as of the latest run (first, last and target first
+   * date; `complete` once the target is reached); null before a run has read it.
+   */
+  progress(): JobProgress | null {
+    const c = this.coverage;
+    if (c === null) return null;
+    return {
+      firstDate: c.firstDate,
+      lastDate: c.lastDate,
+      targetFirstDate: c.targetFirstDate,
+      complete: c.firstDate <= c.targetFirstDate,
+    };
+  }
+
   private async runOnce(signal: AbortSignal | undefined): Promise<RunResult> {
     // The last complete day: snapshots observe the end of a day.
     const lastDay = addDays(isoDate(this.clock.now()), -1);
     const target = addDays(lastDay, -(this.backfillDays - 1));
     let coverage = await readCoverage(this.db);
+    this.coverage = coverage;
     let days = 0;
     if (coverage === null || coverage.lastDate < addDays(target, -1)) {
       // Nothing yet (or too old to extend): start over from the most recent chunk.
@@ -203,6 +224,7 @@ export class MarketSnapshotJob {
       .values({ id: COVERAGE_ID, ...values })
       .onConflict((oc) => oc.column('id').doUpdateSet(values))
       .execute();
+    this.coverage = coverage;
   }
 
   /**
@@ -313,7 +335,7 @@ export const MARKET_SNAPSHOT_INTERVAL_MS = HOUR_MS;
  * backfill after its current chunk.
  */
 export function createMarketSnapshotSchedule(
-  job: Pick<MarketSnapshotJob, 'run'>,
+  job: Pick<MarketSnapshotJob, 'run'> & Partial<Pick<MarketSnapshotJob, 'progress'>>,
   environment: JobEnvironment & { intervalMs?: number } = {},
 ): PeriodicJob {
   const { intervalMs = MARKET_SNAPSHOT_INTERVAL_MS, ...rest } = environment;
@@ -322,6 +344,7 @@ export function createMarketSnapshotSchedule(
     name: 'market-snapshots',
     run: (signal) => job.run({ signal }),
     interval: intervalMs,
+    ...(job.progress ? { progress: () => job.progress?.() ?? null } : {}),
   });
 }
 
@@ -382,7 +405,8 @@ async function computeDay(
     if (!active && !isNew) continue;
     const price = active ? priceOn(l, date) : 0;
     const ppsf = active && l.sqft !== null ? Math.round((price / l.sqft) * 100) / 100 : null;
-    const dom = Math.floor((dayEnd - l.listedAt) / DAY_MS);
+    // New York calendar days (domain rule), observed at the end of day d.
+    const dom = Math.max(0, nyDayNumber(dayEnd - 1) - nyDayNumber(l.listedAt));
     for (const areaId of l.areas) {
       for (const bucket of [l.bucket, ALL_BUCKET]) {
         const group = groupFor(l.type, areaId, bucket);

@@ -5,7 +5,7 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import { loadDemoMarket } from '../../src/demo/market/load.ts';
 import type { HttpApp } from '../../src/http/server.ts';
 import type { RefreshPort } from '../../src/modules/freshness/refresh-port.ts';
-import { ManualClock } from '../../src/platform/clock.ts';
+import { type Clock, ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
 import { dropRedisNamespace, isolatedLimitsEnv } from './server-process.ts';
@@ -20,6 +20,10 @@ export interface TestApp {
   /** Every service of the app, as the composition root built them. */
   ctx: Services;
   store: Store;
+  /**
+   * The wall clock, set to TEST_NOW; also the market clock unless the test
+   * gave one (`marketClock`), so moving it moves both.
+   */
   clock: ManualClock;
   config: Config;
   /** Base URL of the listening server (real HTTP over loopback). */
@@ -43,6 +47,8 @@ export interface TestAppOptions {
    * a factory receives the app's store, clock and data version.
    */
   refresher?: RefreshPort | ((parts: RefresherParts) => RefreshPort);
+  /** A market clock apart from the wall clock (e.g. a fast one over it); default: the wall clock itself. */
+  marketClock?: (wall: ManualClock) => Clock;
 }
 
 /**
@@ -73,7 +79,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const composition = await compose({
     config,
     store,
-    clock,
+    wallClock: clock,
+    marketClock: options.marketClock?.(clock) ?? clock,
     limitsNamespace: ownNamespace ?? config.redisPrefix,
     ...(options.refresher ? { refresher: options.refresher } : {}),
   });

@@ -1,4 +1,5 @@
 import { type Amenity, amenityMask } from '../../src/domain/amenities.ts';
+import { nyDate } from '../../src/domain/listing.ts';
 import { daysOnMarket } from '../../src/modules/listings/listing.mapper.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import type { ListingRow } from '../../src/platform/db/tables.ts';
@@ -74,12 +75,12 @@ export function bruteForceMatches(
     }
     if (
       p.listedAfter !== undefined &&
-      (r.listed_at === null || r.listed_at < `${p.listedAfter}T00:00:00.000Z`)
+      (r.listed_at === null || nyDate(Date.parse(r.listed_at)) < p.listedAfter)
     )
       return false;
     if (
       p.listedBefore !== undefined &&
-      (r.listed_at === null || r.listed_at > `${p.listedBefore}T23:59:59.999Z`)
+      (r.listed_at === null || nyDate(Date.parse(r.listed_at)) > p.listedBefore)
     )
       return false;
     if (p.fiberOnly !== undefined && (r.fiber_available === 1) !== bool(p.fiberOnly)) return false;

@@ -78,7 +78,14 @@ export async function startLoggedApp(options: {
     const log = captureProcessLog
       ? pino({ ...(production as LoggerOptions), level: 'trace' }, stream)
       : undefined;
-    composition = await compose({ config, store, clock: new ManualClock(TEST_NOW), ...(log ? { log } : {}) });
+    const clock = new ManualClock(TEST_NOW);
+    composition = await compose({
+      config,
+      store,
+      marketClock: clock,
+      wallClock: clock,
+      ...(log ? { log } : {}),
+    });
     app =
       options.wiring === 'process logger'
         ? await buildApp(composition.services)

@@ -10,11 +10,18 @@ import {
   TECHNOLOGY_LABELS,
 } from '../../domain/broadband.ts';
 import type { BuildingType } from '../../domain/listing.ts';
-import type { BuildingScoresTable, NewBuilding, NewPhoto } from '../../platform/db/tables.ts';
+import { violationFigures } from '../../modules/opendata/scores.ts';
+import type {
+  BuildingScoresTable,
+  NewBuilding,
+  NewHpdViolation,
+  NewPhoto,
+} from '../../platform/db/tables.ts';
 import { ARCHETYPES, type ArchetypeSpec } from './archetypes.ts';
 import { type DemoArea, demoAreas } from './geography.ts';
 import { ARCHITECTS, BUILDING_NAMES, DEVELOPERS, MANAGERS, NAME_SUFFIXES, SMALL_MANAGERS } from './names.ts';
 import { hexKey, Rng, WeightedTable } from './random.ts';
+import { sampleViolations, syntheticViolations } from './violations.ts';
 
 /** Buildings at scale 1. */
 export const FULL_SCALE_BUILDINGS = 12_000;
@@ -43,8 +50,14 @@ export interface DemoBuilding {
   /** Rental building whose landlord lists in-house and offers concessions. */
   concessions: boolean;
   row: NewBuilding;
+  /** `violations_open` and `health_score` are computed from the BBL's violation rows. */
   scores: BuildingScoresTable;
   photos: NewPhoto[];
+  /**
+   * The violation rows of the building's BBL, carried by the first building
+   * with that BBL (empty for the others and for buildings without a BBL).
+   */
+  violations: NewHpdViolation[];
 }
 
 const BOROUGH_DIGIT: Readonly<Record<number, number>> = { 100: 1, 200: 2, 300: 3, 400: 4, 500: 5 };
@@ -124,6 +137,7 @@ export function generateBuildings(seed: number, scale: number, now: Date): DemoB
   const usedSlugs = new Set<string>();
   const usedAddresses = new Set<string>();
   const out: DemoBuilding[] = [];
+  const openDraws: number[] = [];
   for (let index = 0; index < count; index++) {
     const rng = new Rng(seed, 'building', index);
     const area = areaTable.pick(rng);
@@ -131,11 +145,76 @@ export function generateBuildings(seed: number, scale: number, now: Date): DemoB
     const type =
       TYPES[rng.weighted(TYPES.map((t) => 0.55 * (spec.rentMix[t] ?? 0) + 0.45 * (spec.saleMix[t] ?? 0)))]!;
     const id = String(100_001 + index * 3 + (rng.u32() % 3));
-    out.push(
-      makeBuilding(rng, { seed, index, id, area, spec, type, nowIso, year, usedSlugs, usedAddresses }),
-    );
+    const made = makeBuilding(rng, {
+      seed,
+      index,
+      id,
+      area,
+      spec,
+      type,
+      nowIso,
+      year,
+      usedSlugs,
+      usedAddresses,
+    });
+    out.push(made.building);
+    openDraws.push(made.openViolations);
   }
+  attachViolations(seed, out, openDraws, now);
   return out;
+}
+
+/** Share of old Bronx rental buildings given a BBL of the real HPD sample (and so its real violations). */
+const SAMPLE_BBL_SHARE = 0.3;
+
+/**
+ * Gives every BBL its violation rows (the real sample's where it has the BBL,
+ * else synthetic ones from the buildings' draws) and computes each building's
+ * violation figures from its BBL's rows with the scores job's code. Buildings
+ * sharing a BBL share its rows, as the scores job and the violations list do.
+ */
+function attachViolations(
+  seed: number,
+  buildings: DemoBuilding[],
+  openDraws: readonly number[],
+  now: Date,
+): void {
+  const sample = sampleViolations();
+  const taken = new Set(buildings.map((b) => b.row.bbl));
+  const unused = [...sample.keys()].filter((bbl) => !taken.has(bbl));
+  for (const b of buildings) {
+    if (unused.length === 0) break;
+    if (b.area.boroughId !== 200 || b.type !== 'RENTAL' || b.yearBuilt >= 1950 || b.row.bbl === null)
+      continue;
+    const rng = new Rng(seed, 'sample-bbl', b.index);
+    if (rng.chance(SAMPLE_BBL_SHARE)) b.row.bbl = unused.splice(rng.int(0, unused.length - 1), 1)[0]!;
+  }
+  const rowsByBbl = new Map<string, NewHpdViolation[]>();
+  for (const b of buildings) {
+    const bbl = b.row.bbl;
+    if (bbl === null || bbl === undefined) continue;
+    const real = sample.get(bbl);
+    let rows = rowsByBbl.get(bbl);
+    if (rows === undefined) {
+      rows = real ? [...real] : [];
+      rowsByBbl.set(bbl, rows);
+      b.violations = rows;
+    }
+    if (!real) {
+      const site = { index: b.index, bbl, floors: b.floors, open: openDraws[b.index]! };
+      rows.push(...syntheticViolations(seed, site, now));
+    }
+  }
+  for (const b of buildings) {
+    const bbl = b.row.bbl;
+    if (bbl === null || bbl === undefined) continue;
+    const open: Partial<Record<NewHpdViolation['class'], number>> = {};
+    for (const row of rowsByBbl.get(bbl)!)
+      if (row.is_open === 1) open[row.class] = (open[row.class] ?? 0) + 1;
+    const figures = violationFigures(open, b.units);
+    b.scores.violations_open = figures.violationsOpen;
+    b.scores.health_score = figures.health;
+  }
 }
 
 interface BuildingContext {
@@ -151,7 +230,7 @@ interface BuildingContext {
   usedAddresses: Set<string>;
 }
 
-function makeBuilding(rng: Rng, ctx: BuildingContext): DemoBuilding {
+function makeBuilding(rng: Rng, ctx: BuildingContext): { building: DemoBuilding; openViolations: number } {
   const { area, spec, type, year } = ctx;
   const boroughId = area.boroughId;
   const era = spec.eras[rng.weighted(spec.eras.map((e) => e[2]))]!;
@@ -254,7 +333,7 @@ function makeBuilding(rng: Rng, ctx: BuildingContext): DemoBuilding {
     yearBuilt < 1990 && rng.chance(0.35) ? rng.int(Math.max(yearBuilt + 20, 1985), year - 1) : null;
 
   const internet = internetProviders(rng, area, street, zip, units, ctx.nowIso);
-  const scores = buildingScores(rng, {
+  const { scores, openViolations } = buildingScores(rng, {
     area,
     spec,
     type,
@@ -360,29 +439,33 @@ function makeBuilding(rng: Rng, ctx: BuildingContext): DemoBuilding {
     });
   }
   return {
-    index: ctx.index,
-    id: ctx.id,
-    area,
-    spec,
-    type,
-    elevator,
-    doorman,
-    yearBuilt,
-    floors,
-    units,
-    quality,
-    amenities,
-    amenityMask: amenityMask(amenities),
-    petsAllowed,
-    latitude,
-    longitude,
-    street,
-    zip,
-    managementCompany,
-    concessions,
-    row,
-    scores,
-    photos,
+    building: {
+      index: ctx.index,
+      id: ctx.id,
+      area,
+      spec,
+      type,
+      elevator,
+      doorman,
+      yearBuilt,
+      floors,
+      units,
+      quality,
+      amenities,
+      amenityMask: amenityMask(amenities),
+      petsAllowed,
+      latitude,
+      longitude,
+      street,
+      zip,
+      managementCompany,
+      concessions,
+      row,
+      scores,
+      photos,
+      violations: [],
+    },
+    openViolations,
   };
 }
 
@@ -540,7 +623,12 @@ const SCORE_TWEAKS: Readonly<Record<number, readonly [transit: number, quiet: nu
   204: [-8, -10, -15],
 };
 
-function buildingScores(rng: Rng, b: ScoreInput): BuildingScoresTable {
+/**
+ * Noise, safety and transit scores (the demo has no 311, NYPD or GTFS rows to
+ * compute them from) and the building's draw of open HPD violations; the
+ * violation figures are computed from the rows later (`attachViolations`).
+ */
+function buildingScores(rng: Rng, b: ScoreInput): { scores: BuildingScoresTable; openViolations: number } {
   const tweak = SCORE_TWEAKS[b.area.id] ?? [0, 0, 0];
   const borough = b.area.boroughId;
   const boroughTransit = borough === 100 ? 6 : borough === 500 ? -12 : borough === 1000000 ? -6 : 0;
@@ -557,16 +645,22 @@ function buildingScores(rng: Rng, b: ScoreInput): BuildingScoresTable {
       : b.type === 'MULTI_FAMILY'
         ? 0.6
         : 0.15;
-  const violations = rng.poisson(violationMean);
-  const health = clamp(100 - 14 * Math.log1p(violations) - (b.yearBuilt < 1930 ? 5 : 0) + 4 * rng.normal());
+  const openViolations = rng.poisson(violationMean);
+  // Drawn and unused since health comes from violation rows: later draws (and so
+  // every other field of the market) stay what they were.
+  rng.normal();
+  rng.chance(0.03);
   return {
-    building_id: b.id,
-    health_score: rng.chance(0.03) ? null : health,
-    noise_score: rng.chance(0.04) ? null : noise,
-    safety_score: rng.chance(0.03) ? null : safety,
-    transit_score: rng.chance(0.02) ? null : transit,
-    violations_open: violations,
-    updated_at: b.nowIso,
+    scores: {
+      building_id: b.id,
+      health_score: null,
+      noise_score: rng.chance(0.04) ? null : noise,
+      safety_score: rng.chance(0.03) ? null : safety,
+      transit_score: rng.chance(0.02) ? null : transit,
+      violations_open: 0,
+      updated_at: b.nowIso,
+    },
+    openViolations,
   };
 }
 

@@ -18,6 +18,7 @@ import {
 import type { Store } from '../../platform/db/database.ts';
 import { BUILDING_COLUMNS, type Database, LISTING_COLUMNS } from '../../platform/db/tables.ts';
 import { DemoMarketGenerator } from './market.ts';
+import { DEMO_VIOLATION_ID_BASE } from './violations.ts';
 
 export interface LoadDemoOptions {
   seed: number;
@@ -116,10 +117,12 @@ class BatchWriter {
   private readonly sqlCache = new Map<number, string>();
   written = 0;
 
+  /** `keepExisting`: rows whose key is already stored are skipped (`on conflict do nothing`). */
   constructor(
     private readonly table: string,
     private readonly columns: readonly string[],
     private readonly dialect: Store['dialect'],
+    private readonly keepExisting = false,
   ) {
     this.batchRows = Math.floor(MAX_PARAMS[dialect] / columns.length);
   }
@@ -155,7 +158,7 @@ class BatchWriter {
       for (let c = 0; c < cols; c++) marks.push(this.dialect === 'postgres' ? `$${r * cols + c + 1}` : '?');
       tuples.push(`(${marks.join(',')})`);
     }
-    text = `insert into "${this.table}" (${this.columns.map((c) => `"${c}"`).join(',')}) values ${tuples.join(',')}`;
+    text = `insert into "${this.table}" (${this.columns.map((c) => `"${c}"`).join(',')}) values ${tuples.join(',')}${this.keepExisting ? ' on conflict do nothing' : ''}`;
     // Only the full-batch statement recurs; caching the odd tail sizes would just hold memory.
     if (rows === this.batchRows) this.sqlCache.set(rows, text);
     return text;
@@ -203,7 +206,14 @@ const COLUMNS = {
   ],
   open_houses: ['id', 'listing_id', 'starts_at', 'ends_at', 'kind', 'by_appointment', 'note'],
   photos: ['key', 'listing_id', 'building_id', 'position', 'width', 'height', 'caption', 'render_seed'],
+  hpd_violations: ['violation_id', 'bbl', 'class', 'status', 'description', 'inspection_date', 'is_open'],
 } as const satisfies Record<string, readonly string[]>;
+
+/**
+ * The violations of the shipped real sample may already be stored (an earlier
+ * load, or an HPD import holding the same records): the stored row stays.
+ */
+const KEEP_EXISTING: ReadonlySet<WriterName> = new Set(['hpd_violations']);
 
 type WriterName = keyof typeof COLUMNS;
 
@@ -246,7 +256,7 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
   const writers = Object.fromEntries(
     Object.entries(COLUMNS).map(([table, columns]) => [
       table,
-      new BatchWriter(table, columns, store.dialect),
+      new BatchWriter(table, columns, store.dialect, KEEP_EXISTING.has(table as WriterName)),
     ]),
   ) as Record<WriterName, BatchWriter>;
   const plannedListings = generator.plannedListings();
@@ -259,6 +269,8 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
       if (writers.buildings.add(building.row)) await writers.buildings.flush(trx);
       if (writers.building_scores.add(building.scores)) await writers.building_scores.flush(trx);
       for (const photo of building.photos) if (writers.photos.add(photo)) await writers.photos.flush(trx);
+      for (const row of building.violations)
+        if (writers.hpd_violations.add(row)) await writers.hpd_violations.flush(trx);
     }
     await flushAll(writers, trx);
   });
@@ -335,10 +347,18 @@ async function flushAll(writers: Record<WriterName, BatchWriter>, db: Kysely<Dat
   for (const writer of Object.values(writers)) await writer.flush(db);
 }
 
-/** Removes every market row (areas, violations and other scopes' times stay). */
+/**
+ * Removes every market row and the demo's synthetic violations (areas, other
+ * scopes' times and violation rows of HPD's own numbering stay).
+ */
 async function clearMarket(store: Store): Promise<void> {
   await store.db.transaction().execute(async (trx) => {
     for (const table of MARKET_TABLES) await trx.deleteFrom(table).execute();
+    await trx
+      .deleteFrom('hpd_violations')
+      .where('violation_id', '>=', String(DEMO_VIOLATION_ID_BASE))
+      .where(sql<number>`length(violation_id)`, '=', String(DEMO_VIOLATION_ID_BASE).length)
+      .execute();
     await forgetScopes(trx, [DEMO_SCOPE, ...REFRESH_SCOPES]);
   });
 }

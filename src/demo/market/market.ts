@@ -998,6 +998,8 @@ function monthlyCharges(
         ? rng.pick([50, 75, 100, 125, 150, 200, 250])
         : null;
     const petRent = pets && bigLandlord && rng.chance(0.35) ? rng.pick([50, 75, 100]) : null;
+    // Pet rent is conditional (only tenants with a pet pay it): it is a CONDITIONAL
+    // fee row, not part of monthlyFees, so not of the monthly_cost everyone filters on.
     return {
       monthlyFees: amenityFee ?? 0,
       maintenance: null,

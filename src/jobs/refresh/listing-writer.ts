@@ -90,19 +90,41 @@ function rankOf(incoming: UpstreamListing, now: number, stored: ListingRow | nul
   });
 }
 
+/** Listings per transaction for bulk tools (`stoop refresh`), where nothing else waits. */
+export const DEFAULT_BATCH_SIZE = 1000;
+/**
+ * Listings per transaction in a serving process: a few milliseconds of write
+ * lock, so requests' own writes (and, in-process, the event loop) never wait long.
+ */
+export const SERVING_BATCH_SIZE = 100;
+
 export class ListingWriter {
-  constructor(private readonly store: Store) {}
+  /**
+   * `batchSize`: listings per transaction. A serving process keeps it small: on
+   * SQLite a transaction holds the write lock (and, in-process, the event loop)
+   * for its whole length, and every other writer waits for it.
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly batchSize = DEFAULT_BATCH_SIZE,
+  ) {}
 
   /**
-   * Applies listings in transactions of up to `batchSize`. Duplicate ids in the
+   * Applies listings in transactions of up to `batchSize`, in input order,
+   * yielding to the event loop between transactions. Duplicate ids in the
    * input keep the last occurrence (replication pages may overlap).
    */
-  async apply(listings: readonly UpstreamListing[], now: Date, batchSize = 1000): Promise<ApplySummary> {
+  async apply(
+    listings: readonly UpstreamListing[],
+    now: Date,
+    batchSize = this.batchSize,
+  ): Promise<ApplySummary> {
     const total = emptySummary();
     const unique = new Map<string, UpstreamListing>();
     for (const l of listings) unique.set(l.listing.id, l);
     const all = [...unique.values()];
     for (let i = 0; i < all.length; i += batchSize) {
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       addSummary(total, await this.applyBatch(all.slice(i, i + batchSize), now));
     }
     return total;

@@ -51,3 +51,30 @@ export async function startReplicationAt(db: Kysely<Database>, at: Date, now: Da
   await writeHighWaterMark(db, LISTINGS_HIGH_WATER_MARK, value, now);
   await writeHighWaterMark(db, BUILDINGS_HIGH_WATER_MARK, value, now);
 }
+
+/**
+ * The market clock's reading, kept so a restarted market clock resumes from it
+ * (`latestKnownInstant` reads every value of this table): market time never
+ * goes backwards across restarts, even after a run that wrote no data.
+ */
+export const MARKET_CLOCK_MARK = 'market-clock';
+
+/** Records the market clock's reading; a later reading never goes back. */
+export async function writeMarketClockMark(
+  db: Kysely<Database>,
+  marketNow: Date,
+  wallNow: Date,
+): Promise<void> {
+  const value = marketNow.toISOString();
+  const updatedAt = wallNow.toISOString();
+  await db
+    .insertInto('pipeline_state')
+    .values({ name: MARKET_CLOCK_MARK, value, updated_at: updatedAt })
+    .onConflict((oc) =>
+      oc
+        .column('name')
+        .doUpdateSet({ value, updated_at: updatedAt })
+        .where('pipeline_state.value', '<', value),
+    )
+    .execute();
+}

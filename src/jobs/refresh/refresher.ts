@@ -73,6 +73,16 @@ export interface RefresherOptions {
   versionBumpDelayMs?: number;
   /** What the upstream is, for health (never its address). */
   upstreamKind?: 'reso' | 'simulator';
+  /**
+   * Listings per write transaction (default 1000, for bulk tools). A serving
+   * process uses a small batch: see ListingWriter.
+   */
+  writeBatchSize?: number;
+  /**
+   * Runs the search cycle a read requests elsewhere (the background-jobs
+   * worker) instead of in this process; its failure is this refresher's.
+   */
+  searchCycle?: () => Promise<unknown>;
 }
 
 export interface CycleResult extends ApplySummary {
@@ -116,6 +126,7 @@ export class Refresher implements RefreshPort {
   private lastSearchFailureAt = Number.NEGATIVE_INFINITY;
   private lastFailure: { at: string; kind: string } | null = null;
   private readonly upstreamKind: 'reso' | 'simulator';
+  private readonly searchCycle: (() => Promise<unknown>) | undefined;
   /** Upstream calls made, by kind: observability and the single-flight tests. */
   readonly calls = { pages: 0, listings: 0, buildings: 0 };
 
@@ -125,7 +136,8 @@ export class Refresher implements RefreshPort {
     this.clock = options.clock;
     this.dataVersion = options.dataVersion;
     this.log = options.log ?? quietLog;
-    this.writer = new ListingWriter(options.store);
+    this.writer = new ListingWriter(options.store, options.writeBatchSize);
+    this.searchCycle = options.searchCycle;
     this.pageSize = options.pageSize ?? 500;
     this.minSearchIntervalMs = options.minSearchIntervalMs ?? 60_000;
     this.background = new TaskQueue<string>({
@@ -156,6 +168,11 @@ export class Refresher implements RefreshPort {
     };
   }
 
+  /** Records a failure another thread's refresher saw (the background-jobs worker's cycles). */
+  noteFailure(failure: { at: string; kind: string }): void {
+    if (this.lastFailure === null || failure.at >= this.lastFailure.at) this.lastFailure = { ...failure };
+  }
+
   // ---- RefreshPort -------------------------------------------------------
 
   requestRefresh(target: RefreshTarget): boolean {
@@ -166,7 +183,13 @@ export class Refresher implements RefreshPort {
         const last = Math.max(this.lastSearchRefreshAt, this.lastSearchFailureAt);
         if (this.clock.now().getTime() - last < this.minSearchIntervalMs) return false;
         // replicate() is itself single-flight under the 'search' key.
-        this.replicate().catch((error: unknown) => {
+        const cycle = this.searchCycle
+          ? this.singleFlight('search', this.searchCycle).then(() => {
+              this.lastSearchRefreshAt = this.clock.now().getTime();
+              this.dataVersion.invalidate();
+            })
+          : this.replicate();
+        cycle.catch((error: unknown) => {
           this.lastSearchFailureAt = this.clock.now().getTime();
           this.recordFailure(error);
           this.log.warn({ err: error }, 'background search refresh failed');

@@ -98,13 +98,13 @@ export interface AdminRouteServices {
   subscriptions: SubscriptionProvider;
   /** Word before the UUID in API keys: a path that looks like a key is refused, never looked up. */
   apiKeyPrefix: string;
-  /** The service clock: a new key's subscription end must lie after its now. */
-  clock: Clock;
+  /** The wall clock (never the market clock): a new key's subscription end must lie after its now. */
+  wallClock: Clock;
 }
 
 export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async (
   app,
-  { subscriptions: provider, apiKeyPrefix, clock },
+  { subscriptions: provider, apiKeyPrefix, wallClock },
 ) => {
   const typed = app;
   const access = keyRoute('INTERNAL');
@@ -155,7 +155,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async 
     },
     async (request, reply) => {
       const body: CreateApiKeyInput = request.body;
-      const end = validateNewKeyEnd(body.subscriptionEndsAt, clock.now());
+      const end = validateNewKeyEnd(body.subscriptionEndsAt, wallClock.now());
       if (!end.ok) throw invalidEnd(end);
       const { subscriptionEndsAt } = end;
       const issued = await provider.issue({ accountId: body.account, tier: body.tier, subscriptionEndsAt });

@@ -182,7 +182,8 @@ export const BuildingScoresSchema = Type.Object(
     safetyScore: score('from crime data within 400 m'),
     transitScore: score('from subway and bus stop proximity and density'),
     violationsOpen: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
-      description: 'Open HPD violations; null when the building has no scores yet.',
+      description:
+        "Open HPD violations of every class: the number of `Open` rows `GET /building/{id}/violations` lists for the building's BBL (0 without a BBL); null when the building has no scores yet.",
     }),
     updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
       description: 'When the scores were computed (weekly); null when the building has none yet.',

@@ -175,6 +175,7 @@ interface Snapshot {
 export class DataVersion {
   private cached: Snapshot | null = null;
   private pending: Promise<ScopeRecord[]> | null = null;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -208,9 +209,31 @@ export class DataVersion {
     return (await this.snapshot()).version;
   }
 
-  /** Drops the cached snapshot: the next read sees a write this process just made. */
+  /**
+   * Drops the cached snapshot: the next read sees a write this process (or its
+   * background-jobs worker) just made. Listeners hear of it, so derived caches
+   * can rebuild beside the old ones before a request asks.
+   */
   invalidate(): void {
     this.cached = null;
+    for (const listener of this.listeners) {
+      try {
+        listener();
+      } catch {
+        // A failing listener must not fail the writer that moved the version.
+      }
+    }
+  }
+
+  /**
+   * Calls `listener` (synchronously; it must only schedule work) after every
+   * `invalidate()`. Returns the unsubscribe function.
+   */
+  onInvalidate(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   private async snapshot(): Promise<Snapshot> {

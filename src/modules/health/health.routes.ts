@@ -23,7 +23,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = asyn
         tags: ['Service'],
         summary: 'Service health',
         description:
-          'Public, outside rate limits and quotas. Always 200 while the process serves HTTP; `status` says whether every needed dependency (database, limits backend) answers, and the body how each dependency stands and how old each dataset is.',
+          'Public, outside rate limits and quotas. Always 200 while the process serves HTTP (`live`); `status` says whether every needed dependency (database, limits backend) answers, `ready` whether the node is also prepared (schema, demo data, search index, market caches: `readiness` names what is pending), and the body how each dependency stands, how old each dataset is, and how background work is progressing (`background`: the market-history backfill and every job).',
         response: { 200: HealthResponse },
       },
     },
@@ -39,20 +39,23 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = asyn
         tags: ['Service'],
         summary: 'Readiness for a load balancer',
         description:
-          'Public, outside rate limits and quotas. 200 while the database and the limits backend both answer; otherwise 503 `SERVICE_UNAVAILABLE` with `details.checks` naming the one away, so a load balancer stops routing to the node until it recovers.',
+          'Public, outside rate limits and quotas. 200 once the node is prepared (schema migrated, demo market loaded, search index built, market caches warm) and while the database and the limits backend both answer; otherwise 503 `SERVICE_UNAVAILABLE` with `details.checks` saying how each dependency stands and `details.pending` naming the components not prepared yet, so a load balancer (or `npm run bench`) waits and stops routing to the node until it is ready. Background work (history backfill, refresh cycles) does not make a node unready: see `GET /v1/health`.',
         response: { 200: ReadinessResponse, 503: ErrorResponse },
       },
     },
     async (request, reply) => {
-      const { ready, checks } = await health.readiness();
+      const { ready, checks, pending, components } = await health.readiness();
       if (ready)
         return { status: 'ready' as const, checks: { database: 'ok' as const, limits: 'ok' as const } };
-      const away = Object.entries(checks)
-        .filter(([, status]) => status !== 'ok')
-        .map(([name, status]) => `${name} ${status}`)
-        .join(', ');
+      const away = [
+        ...Object.entries(checks)
+          .filter(([, status]) => status !== 'ok')
+          .map(([name, status]) => `${name} ${status}`),
+        ...pending.map((name) => `${name} ${components[name].detail ?? 'pending'}`),
+      ].join(', ');
       const error = new ApiError('SERVICE_UNAVAILABLE', `Not ready: ${away}`, {
         checks,
+        pending,
         retryAfter: NOT_READY_RETRY_AFTER_S,
       });
       // Answered here rather than thrown: a probe polled every few seconds is not an error to log each time.

@@ -15,11 +15,12 @@ export class ApiKeyResolver implements CredentialResolver {
   constructor(
     private readonly provider: SubscriptionProvider,
     private readonly tierLimits: Readonly<Record<Tier, TierLimits>>,
-    private readonly clock: Clock,
+    /** The wall clock: subscription ends are real instants, never market time. */
+    private readonly wallClock: Clock,
   ) {}
 
   async resolve(token: string): Promise<Caller | ApiError> {
-    const check = await this.provider.check(token, this.clock.now());
+    const check = await this.provider.check(token, this.wallClock.now());
     if (!check.ok) {
       return check.reason === 'EXPIRED_API_KEY'
         ? new ApiError('EXPIRED_API_KEY', 'The subscription of this API key has ended')

@@ -30,6 +30,10 @@ export interface KeysSession {
 export interface KeysCliOptions {
   /** Opens the configured store (migrations applied); called once per command. */
   open(): Promise<KeysSession>;
+  /**
+   * The wall clock (`stoop` passes real time): key times are callers' time,
+   * never the market clock, however far a live demo ran it ahead.
+   */
   clock: Clock;
   /** Results (what scripts parse). */
   stdout(text: string): void;

@@ -89,7 +89,8 @@ export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
 export class LocalSubscriptionProvider implements SubscriptionProvider {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
+    /** The wall clock: creation and change times (expiry is checked against the caller's `now`). */
+    private readonly wallClock: Clock,
     private readonly keyPrefix: string,
   ) {}
 
@@ -104,7 +105,7 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
   }
 
   async issue(input: IssueKeyInput): Promise<IssuedKey> {
-    const now = this.clock.now().toISOString();
+    const now = this.wallClock.now().toISOString();
     const key = generateApiKey(this.keyPrefix);
     const row: ApiKeyRow = {
       id: randomUUID(),
@@ -157,7 +158,7 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
     const row = await updateKey(
       this.db,
       id,
-      { ...changes, updated_at: this.clock.now().toISOString() },
+      { ...changes, updated_at: this.wallClock.now().toISOString() },
       { unlessRevoked: changes.status !== 'revoked' },
     );
     return row ? toApiKeyRecord(row) : undefined;

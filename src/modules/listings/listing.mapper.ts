@@ -1,4 +1,4 @@
-import { DAY_MS } from '../../platform/clock.ts';
+import { daysOnMarket, nyDate } from '../../domain/listing.ts';
 import type { BuildingScoresRow, ListingRow } from '../../platform/db/tables.ts';
 import type { ListingSummary } from './listing.schema.ts';
 
@@ -43,21 +43,8 @@ export const SUMMARY_COLUMNS = [
 
 export type SummaryRow = Pick<ListingRow, (typeof SUMMARY_COLUMNS)[number]>;
 
-/**
- * Days on market: to now while ACTIVE, else to the contract date (or the day it
- * left the market). Null when the listing date is unknown.
- */
-export function daysOnMarket(
-  row: Pick<ListingRow, 'status' | 'listed_at' | 'contract_at' | 'off_market_at'>,
-  now: Date,
-): number | null {
-  if (!row.listed_at) return null;
-  const end =
-    row.status === 'ACTIVE'
-      ? now.getTime()
-      : Date.parse(row.contract_at ?? row.off_market_at ?? now.toISOString());
-  return Math.max(0, Math.floor((end - Date.parse(row.listed_at)) / DAY_MS));
-}
+/** The one days-on-market rule (New York's calendar), re-exported for the mappers' callers. */
+export { daysOnMarket };
 
 const NO_SCORES = {
   healthScore: null,
@@ -98,7 +85,8 @@ export function toListingSummary(
     sourceGroupLabel: row.source_group_label,
     urlPath: row.url_path,
     listingType: row.listing_type,
-    listedAt: row.listed_at ? row.listed_at.slice(0, 10) : null,
+    // The New York date, so that daysOnMarket is today's NY date minus this one.
+    listedAt: row.listed_at ? nyDate(Date.parse(row.listed_at)) : null,
     listedAtIsApproximate: row.listed_at_is_approximate === 1,
     availableAt: row.available_at,
     daysOnMarket: daysOnMarket(row, now),

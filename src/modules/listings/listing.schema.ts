@@ -33,7 +33,7 @@ export const ListingSummarySchema = Type.Object(
     leaseTermMonths: nullable(Type.Number(), 'Lease term the concession applies to; null for sales.'),
     monthlyCost: Type.Number({
       description:
-        'What `maxMonthlyCost` compares: rent plus recurring monthly fees (rentals); maintenance or common charges plus real estate taxes (sales).',
+        'What `maxMonthlyCost` compares, USD per month. Rentals: rent plus the monthly fees every tenant pays (`REQUIRED` monthly fees such as an amenity fee); conditional fees that apply only to some tenants, such as pet rent, are excluded (see `requirement: CONDITIONAL` in `GET /property/{id}/fees`). Sales: maintenance or common charges plus real estate taxes.',
     }),
     bedroomCount: Type.Number({ description: '0 is a studio.' }),
     fullBathroomCount: Type.Number(),
@@ -53,13 +53,13 @@ export const ListingSummarySchema = Type.Object(
     urlPath: Type.String(),
     listingType: StringEnum(['rental', 'sale'] as const),
     listedAt: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
-      description: 'Date first listed; null when unknown.',
+      description: 'Date first listed, on New York’s calendar; null when unknown.',
     }),
     listedAtIsApproximate: Type.Boolean(),
     availableAt: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
     daysOnMarket: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
       description:
-        'Whole days from listing to today (active), or to contract / leaving the market; null when `listedAt` is unknown.',
+        'Whole days on New York’s calendar from `listedAt` to today (active), or to the day of contract / leaving the market; null when `listedAt` is unknown.',
     }),
     buildingId: Type.String(),
     buildingScores: Type.Ref(BuildingScoresSummarySchema),

@@ -26,10 +26,13 @@ const SNAPSHOT_TTL_MS = 60_000;
 /** Bound on cached snapshots; the cache is cleared when it fills (areas × bedrooms × types is ~25k at most). */
 const MAX_CACHED = 5000;
 
-/** The ACTIVE rows of one listing type at one data version. */
-interface RowSet {
+/** Areas per query while building: ~100 active listings per area, so a query is a few ms of store time. */
+const AREAS_PER_QUERY = 10;
+
+/** The ACTIVE rows of both listing types at one data version: what snapshots are computed from. */
+interface Build {
   version: string;
-  rows: Promise<MarketRow[]>;
+  rows: Record<ListingType, MarketRow[]>;
 }
 
 interface CachedSnapshot {
@@ -40,13 +43,23 @@ interface CachedSnapshot {
 
 /**
  * Market snapshots over ACTIVE listings. The rows (a few columns of each active
- * listing, ~32k rentals at full scale) are read with one query per listing type
- * and data version; snapshots are computed from them in memory and cached per
- * (parameters, data version) for SNAPSHOT_TTL_MS, so repeated calls cost a map
- * lookup and an all-NYC computation runs at most once a minute per key.
+ * listing, ~32k rentals at full scale) are read per data version; snapshots are
+ * computed from them in memory and cached per (parameters, data version) for
+ * SNAPSHOT_TTL_MS, so repeated calls cost a map lookup and an all-NYC
+ * computation runs at most once a minute per key.
+ *
+ * A new data version is built beside the one served, off the request path:
+ * rows read in pages and the common snapshots (NYC, boroughs) computed one at
+ * a time, yielding to the event loop between steps; then it replaces the old
+ * one at once. Until then requests are served from the previous build (their
+ * `computedAt` says how old); only the very first build is waited for. A
+ * rebuild starts when this process learns of a change (`DataVersion`
+ * invalidation, e.g. from the background-jobs worker) or when a request sees
+ * a version newer than the one served.
  */
 export class MarketService {
-  private readonly rowSets = new Map<ListingType, RowSet>();
+  private current: Build | null = null;
+  private building: { version: string; done: Promise<Build> } | null = null;
   private readonly cache = new Map<string, CachedSnapshot>();
 
   constructor(
@@ -55,7 +68,22 @@ export class MarketService {
     private readonly clock: Clock,
     private readonly dataVersion: DataVersion,
     private readonly freshness: FreshnessPolicy,
-  ) {}
+  ) {
+    dataVersion.onInvalidate(() => {
+      // After the writer's own bookkeeping: the next version read sees the change.
+      setImmediate(() => {
+        this.dataVersion.version().then(
+          (version) => this.ensureBuilt(version).catch(() => {}),
+          () => {},
+        );
+      });
+    });
+  }
+
+  /** Whether a complete build is being served (health readiness: snapshot caches warm). */
+  isWarm(): boolean {
+    return this.current !== null;
+  }
 
   /** `GET /market/{type}/snapshot`: one area's figures; their age is when they were computed. */
   async snapshotOf(request: SnapshotRequest, tier: Tier): Promise<Served<MarketSnapshot>> {
@@ -97,6 +125,25 @@ export class MarketService {
     parameter = 'areaId',
   ): Promise<MarketSnapshot> {
     this.assertArea(request.areaId, parameter);
+    const build = await this.servedBuild(version);
+    return this.snapshotFrom(build, request);
+  }
+
+  /**
+   * The build to serve at `version`: the current one (starting a rebuild beside
+   * it when the version moved), or the first build, waited for.
+   */
+  private async servedBuild(version: string): Promise<Build> {
+    const current = this.current;
+    if (current !== null) {
+      if (current.version !== version) this.ensureBuilt(version).catch(() => {});
+      return current;
+    }
+    return this.ensureBuilt(version);
+  }
+
+  private snapshotFrom(build: Build, request: SnapshotRequest): MarketSnapshot {
+    const { version } = build;
     const key = `${request.listingType}|${request.areaId}|${request.bedrooms ?? ''}|${request.buildingType ?? ''}`;
     const now = this.clock.now();
     const hit = this.cache.get(key);
@@ -108,7 +155,7 @@ export class MarketService {
     ) {
       return hit.snapshot;
     }
-    const rows = await this.rows(request.listingType, version);
+    const rows = build.rows[request.listingType];
     const figures = computeSnapshot(
       rows,
       {
@@ -150,38 +197,100 @@ export class MarketService {
     return snapshot;
   }
 
-  /** Computes the level ≤ 1 snapshots (NYC, boroughs) of both types so the first callers find them cached. */
+  /** Builds the current data version (rows and the common snapshots) so the first callers find it ready. */
   async warm(): Promise<void> {
-    const version = await this.dataVersion.version();
+    await this.ensureBuilt(await this.dataVersion.version());
+  }
+
+  /**
+   * The build of `version`, built once: a build under way for it is shared; one
+   * under way for another version is let finish first (builds never overlap).
+   * A failed build is not kept: the next request or change retries.
+   */
+  private ensureBuilt(version: string): Promise<Build> {
+    if (this.current?.version === version) return Promise.resolve(this.current);
+    const building = this.building;
+    if (building?.version === version) return building.done;
+    const done = (async () => {
+      await building?.done.catch(() => {});
+      return this.build(version);
+    })();
+    const entry = { version, done };
+    this.building = entry;
+    done.then(
+      (build) => {
+        if (this.building === entry) this.building = null;
+        // Builds run one after another in the order asked, so this one is the newest finished.
+        this.current = build;
+      },
+      () => {
+        if (this.building === entry) this.building = null;
+      },
+    );
+    return done;
+  }
+
+  /** Reads the rows and computes the level ≤ 1 snapshots (NYC, boroughs) of both types, yielding between steps. */
+  private async build(version: string): Promise<Build> {
+    const areaIds = this.areaTree.records.map((a) => a.id);
+    const build: Build = {
+      version,
+      rows: {
+        rental: await loadActiveMarketRows(this.db, 'rental', { areaIds }),
+        sale: await loadActiveMarketRows(this.db, 'sale', { areaIds }),
+      },
+    };
     for (const listingType of ['rental', 'sale'] as const) {
       for (const area of this.areaTree.records) {
         if (area.level > 1) continue;
         for (const bedrooms of [undefined, 0, 1, 2, 3, 4]) {
-          await this.snapshot({ listingType, areaId: area.id, bedrooms }, version);
+          await yieldToEventLoop();
+          this.snapshotFrom(build, { listingType, areaId: area.id, bedrooms });
         }
       }
     }
-  }
-
-  private rows(listingType: ListingType, version: string): Promise<MarketRow[]> {
-    const current = this.rowSets.get(listingType);
-    if (current && current.version === version) return current.rows;
-    const rows = loadActiveMarketRows(this.db, listingType);
-    this.rowSets.set(listingType, { version, rows });
-    // A failed load is not cached: the next request retries.
-    rows.catch(() => {
-      if (this.rowSets.get(listingType)?.rows === rows) this.rowSets.delete(listingType);
-    });
-    return rows;
+    return build;
   }
 }
 
-/** One query: the columns market figures read, for every ACTIVE listing of a type. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The columns market figures read, for every ACTIVE listing of a type. With
+ * `areaIds` (the area tree's ids) it is read in ranges of AREAS_PER_QUERY
+ * consecutive area ids — each an index range scan of a few hundred to a few
+ * thousand rows, no sort — yielding to the event loop between them, so no
+ * single read holds it long; the first and last ranges are open-ended, so
+ * every row is read whatever its area.
+ */
 export async function loadActiveMarketRows(
   db: Kysely<Database>,
   listingType: ListingType,
+  options: { areaIds?: readonly number[] } = {},
 ): Promise<MarketRow[]> {
-  const rows = await db
+  const ids = [...new Set(options.areaIds ?? [])].sort((a, b) => a - b);
+  const starts: number[] = [];
+  for (let i = AREAS_PER_QUERY; i < ids.length; i += AREAS_PER_QUERY) starts.push(ids[i] as number);
+  const out: MarketRow[] = [];
+  for (let i = 0; i <= starts.length; i++) {
+    if (i > 0) await yieldToEventLoop();
+    const from = i === 0 ? null : (starts[i - 1] as number);
+    const below = i === starts.length ? null : (starts[i] as number);
+    for (const row of await loadActiveMarketRange(db, listingType, from, below)) out.push(row);
+  }
+  return out;
+}
+
+/** ACTIVE rows of a type with from ≤ area_id < below (null: unbounded). */
+async function loadActiveMarketRange(
+  db: Kysely<Database>,
+  listingType: ListingType,
+  from: number | null,
+  below: number | null,
+): Promise<MarketRow[]> {
+  let query = db
     .selectFrom('listings')
     .select([
       'area_id',
@@ -197,8 +306,10 @@ export async function loadActiveMarketRows(
       'sale_type',
     ])
     .where('listing_type', '=', listingType)
-    .where('status', '=', 'ACTIVE')
-    .execute();
+    .where('status', '=', 'ACTIVE');
+  if (from !== null) query = query.where('area_id', '>=', from);
+  if (below !== null) query = query.where('area_id', '<', below);
+  const rows = await query.execute();
   return rows.map((r) => ({
     areaId: Number(r.area_id),
     bedrooms: Number(r.bedroom_count),

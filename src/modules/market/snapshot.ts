@@ -1,5 +1,4 @@
-import type { ListingType } from '../../domain/listing.ts';
-import { SALE_TYPES, type SaleType } from '../../domain/listing.ts';
+import { type ListingType, nyDayNumber, SALE_TYPES, type SaleType } from '../../domain/listing.ts';
 import { type Distribution, distribution, type Figure, median, share } from './statistics.ts';
 
 const DAY_MS = 86_400_000;
@@ -102,7 +101,7 @@ export function computeSnapshot(
       const age = nowMs - r.listedAt;
       if (age >= 0 && age < 7 * DAY_MS) new7++;
       if (age >= 0 && age < 30 * DAY_MS) new30++;
-      dom.push(Math.max(0, Math.floor(age / DAY_MS)));
+      dom.push(Math.max(0, nyDayNumber(nowMs) - nyDayNumber(r.listedAt)));
     }
     if (r.priceDelta < 0) cuts.push(priceCutPct(r.price, r.priceDelta));
     if (filter.listingType === 'rental') {

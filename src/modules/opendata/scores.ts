@@ -2,11 +2,11 @@
  * Computes every building's scores from the imported open data (formulas in
  * score-formulas.ts) and writes `building_scores`.
  *
- * A score is null when its inputs are absent: health without an HPD import or
- * without a BBL to link violations by; noise and safety without a 311 / NYPD
- * import, or for buildings outside the five boroughs (those datasets cover NYC
- * only, so "no complaints" there would read as a perfect score); transit
- * without a GTFS stops import. With no open data imported at all nothing is
+ * A score is null when its inputs are absent: health without HPD violation
+ * rows (imported, or written by the demo market) or without a BBL to link them
+ * by; noise and safety without a 311 / NYPD import, or for buildings outside
+ * the five boroughs (those datasets cover NYC only, so "no complaints" there
+ * would read as a perfect score); transit without a GTFS stops import. With no open data imported at all nothing is
  * written, so a store's existing scores (the demo market's) stay.
  *
  * Spatial counts go through the grid index (geo.ts `forEachSiteNear`): one
@@ -74,6 +74,22 @@ export interface SiteScores {
   stationsWithin800m: number | null;
 }
 
+/**
+ * The violation-derived figures of one building from its BBL's open
+ * violations: the count (every class) and the health score. The scores job and
+ * the demo market both go through here, so a building's `violationsOpen` is
+ * always the number of open rows its violations list shows.
+ */
+export function violationFigures(
+  open: OpenViolationCounts,
+  unitCount: number | null,
+): { violationsOpen: number; health: number } {
+  return {
+    violationsOpen: (open.A ?? 0) + (open.B ?? 0) + (open.C ?? 0) + (open.I ?? 0),
+    health: healthScore(open, unitCount),
+  };
+}
+
 export async function scoreSites(
   sites: readonly ScoreSite[],
   sources: ScoreSources,
@@ -96,10 +112,10 @@ export async function scoreSites(
     const linked = sites.filter((s) => s.bbl !== null);
     const counts = await sources.openViolations([...new Set(linked.map((s) => s.bbl!))]);
     for (const site of linked) {
-      const open = counts.get(site.bbl!) ?? {};
+      const figures = violationFigures(counts.get(site.bbl!) ?? {}, site.unitCount);
       const scores = out.get(site.id)!;
-      scores.violationsOpen = (open.A ?? 0) + (open.B ?? 0) + (open.C ?? 0) + (open.I ?? 0);
-      scores.health = healthScore(open, site.unitCount);
+      scores.violationsOpen = figures.violationsOpen;
+      scores.health = figures.health;
     }
   }
   const nyc = sites.filter((s) => s.inNyc);
@@ -178,6 +194,12 @@ export function databaseSources(
   };
 }
 
+async function hasViolationRows(db: Kysely<Database>): Promise<boolean> {
+  return (
+    (await db.selectFrom('hpd_violations').select('violation_id').limit(1).executeTakeFirst()) !== undefined
+  );
+}
+
 export interface ScoresRunSummary {
   /** False when no open data has been imported (nothing was written). */
   computed: boolean;
@@ -217,6 +239,9 @@ export async function computeScores(
     summary.ms = Math.round(performance.now() - started);
     return summary;
   }
+  // Violation rows the demo market wrote (no import recorded) are counted like
+  // imported ones: counts follow the rows the violations list serves, whoever wrote them.
+  if (!imported.has('hpd-violations') && (await hasViolationRows(db))) imported.add('hpd-violations');
   const sources = databaseSources(db, imported, windowStart(now));
   const nycBoroughs = new Set<number>(NYC_BOROUGH_IDS);
   const inNyc = new Map<number, boolean>();

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../../platform/clock.ts';
 import { memoryRateLimiter, type RateLimiter } from '../../platform/limits/limits.ts';
 
 /**
@@ -37,6 +38,8 @@ export interface RenderBudgetOptions {
    * failures go on (an outage must not log once per image).
    */
   readonly onLimiterFailure?: (error: unknown) => void;
+  /** The wall clock the limiter's reset times are on (Retry-After is measured against it). */
+  readonly wallClock?: Clock;
 }
 
 /** Renders per client are counted under this prefix, apart from the request windows in the same backend. */
@@ -58,12 +61,15 @@ const FAILURE_REPORT_INTERVAL_MS = 60_000;
  */
 export class RenderAdmission {
   private readonly pending = new Map<string, number>();
-  private readonly local = memoryRateLimiter();
+  private readonly local: RateLimiter;
+  private readonly wallClock: Clock;
   private readonly deadlineMs: number;
   private lastFailureReport = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: RenderBudgetOptions) {
     this.deadlineMs = options.limiterDeadlineMs ?? DEFAULT_LIMITER_DEADLINE_MS;
+    this.wallClock = options.wallClock ?? systemClock;
+    this.local = memoryRateLimiter(this.wallClock);
   }
 
   /** A ticket for one render charged to `client`, or why not. */
@@ -89,7 +95,7 @@ export class RenderAdmission {
     return {
       refused: 'budget',
       limit: perMinute,
-      retryAfterSeconds: Math.max(1, Math.ceil((decision.resetAt - Date.now()) / 1000)),
+      retryAfterSeconds: Math.max(1, Math.ceil((decision.resetAt - this.wallClock.now().getTime()) / 1000)),
     };
   }
 

@@ -155,7 +155,7 @@ const detailFields = {
   virtualTourUrl: Type.Union([Type.String(), Type.Null()], { description: '3D / video tour link.' }),
   monthlyFees: Type.Number({
     description:
-      'Recurring monthly charges besides rent (rentals: amenity fee, …) or carrying costs (sales: maintenance or common charges plus taxes), USD.',
+      'Recurring monthly charges besides rent that every tenant pays (rentals: amenity fee, …; conditional ones such as pet rent are excluded and listed by `GET /property/{id}/fees`) or carrying costs (sales: maintenance or common charges plus taxes), USD.',
   }),
   building: Type.Union([Type.Ref(BuildingLinkSchema), Type.Null()], {
     description: 'Null only when the building record is not stored.',

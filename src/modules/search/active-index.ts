@@ -1,59 +1,171 @@
-import { type Kysely, sql } from 'kysely';
-import type { ListingType } from '../../domain/listing.ts';
+import { performance } from 'node:perf_hooks';
+import { threadId } from 'node:worker_threads';
+import type { Kysely } from 'kysely';
+import {
+  daysOnMarketEnd,
+  LISTING_STATUSES,
+  type ListingStatus,
+  type ListingType,
+  nyDayNumber,
+} from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import type { CachedJson } from '../../platform/versioned-json-cache.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
-const DAY_MS = 86_400_000;
-
-/** The searchable columns of one ACTIVE listing (and of its building). */
-interface Entry {
-  id: string;
-  areaId: number;
-  price: number;
-  beds: number;
-  baths: number;
-  sqft: number | null;
-  monthlyCost: number;
-  noFee: boolean;
-  pets: boolean;
-  has3dTour: boolean;
-  amenityMask: number;
-  /** Epoch ms; null when the listing date is unknown. */
-  listedAt: number | null;
-  listedAtIso: string | null;
-  nextOpenHouseIso: string | null;
-  buildingType: string;
-  saleType: string | null;
-  rank: number;
-  pricePerSqft: number | null;
-  fiber: boolean;
-  maxDownloadMbps: number | null;
-  transitScore: number | null;
-}
+/**
+ * Longest synchronous stretch of an index build (ms) before it yields to the
+ * event loop: the build shares the request thread, so it must stay far below
+ * a request's own budget.
+ */
+const SLICE_MS = 3;
+/** Rows read per keyset page while building (a page is one synchronous SQLite statement). */
+const PAGE_ROWS = 128;
 
 type SortKey = SearchCriteria['sort'];
-const SORT_KEYS: readonly SortKey[] = [
-  'RECOMMENDED',
-  'PRICE',
-  'PRICE_PER_SQFT',
-  'LISTED_AT',
-  'DAYS_ON_MARKET',
-];
+/** Orders precomputed over all rows by a stored key (PRICE is the row order itself). */
+const KEYED_SORTS = ['RECOMMENDED', 'PRICE_PER_SQFT', 'LISTED_AT', 'DAYS_ON_MARKET'] as const;
+
+const FLAG_NO_FEE = 1;
+const FLAG_PETS = 2;
+const FLAG_3D_TOUR = 4;
+const FLAG_FIBER = 8;
+
+/** Rows per keyset page on a worker thread, where a long statement blocks no request. */
+const WORKER_PAGE_ROWS = 8192;
 
 /**
- * One listing type's ACTIVE listings in columns, stored in ascending price
- * order (row = price position), so a price band is a contiguous row range and
- * a filter pass reads a few dense typed arrays. Nulls are NaN, which fails every
+ * Cooperative time slicing: `due()` is cheap enough for an inner loop (reads
+ * the clock every 1024 calls). With an infinite slice (a worker thread, which
+ * serves no request) it never yields.
+ */
+class Slicer {
+  private deadline: number;
+  private calls = 0;
+
+  constructor(private readonly sliceMs: number) {
+    this.deadline = performance.now() + sliceMs;
+  }
+
+  due(): boolean {
+    if ((++this.calls & 1023) !== 0) return false;
+    return performance.now() >= this.deadline;
+  }
+
+  async yield(): Promise<void> {
+    if (this.sliceMs === Number.POSITIVE_INFINITY) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.deadline = performance.now() + this.sliceMs;
+  }
+
+  async yieldIfDue(): Promise<void> {
+    if (performance.now() >= this.deadline) await this.yield();
+  }
+}
+
+/**
+ * Stable bottom-up merge sort of 0..n-1 by `compare`, yielding to the event
+ * loop whenever a slice is used up (so a sort of 500k rows never blocks).
+ */
+async function sortIndices(
+  n: number,
+  compare: (a: number, b: number) => number,
+  slicer: Slicer,
+): Promise<Int32Array> {
+  let a = new Int32Array(n);
+  for (let i = 0; i < n; i++) a[i] = i;
+  let b = new Int32Array(n);
+  for (let width = 1; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n);
+      const hi = Math.min(lo + 2 * width, n);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) {
+        if (compare(a[j]!, a[i]!) < 0) b[k++] = a[j++]!;
+        else b[k++] = a[i++]!;
+        if (slicer.due()) await slicer.yield();
+      }
+      while (i < mid) b[k++] = a[i++]!;
+      while (j < hi) b[k++] = a[j++]!;
+    }
+    [a, b] = [b, a];
+  }
+  return a;
+}
+
+/** Ascending by a key (NaN = null, last), ties by index (= id order). */
+function byKey(key: Float64Array) {
+  return (x: number, y: number): number => {
+    const kx = key[x]!;
+    const ky = key[y]!;
+    if (kx < ky) return -1;
+    if (kx > ky) return 1;
+    if (kx === ky) return x - y;
+    const nx = Number.isNaN(kx);
+    const ny = Number.isNaN(ky);
+    if (nx && ny) return x - y;
+    return nx ? 1 : -1;
+  };
+}
+
+/** One listing type's listings as read, in id order (columns of plain arrays). */
+class RawColumns {
+  readonly ids: string[] = [];
+  readonly status: number[] = [];
+  readonly areaId: number[] = [];
+  readonly price: number[] = [];
+  readonly beds: number[] = [];
+  readonly baths: number[] = [];
+  readonly sqft: number[] = [];
+  readonly monthlyCost: number[] = [];
+  readonly flags: number[] = [];
+  readonly amenityMask: number[] = [];
+  readonly listedAt: number[] = [];
+  readonly listedDay: number[] = [];
+  readonly endDay: number[] = [];
+  readonly nextOpenHouseAt: number[] = [];
+  readonly buildingType: number[] = [];
+  readonly saleType: number[] = [];
+  readonly rank: number[] = [];
+  readonly pricePerSqft: number[] = [];
+  readonly maxDownloadMbps: number[] = [];
+  readonly transitScore: number[] = [];
+  readonly buildingTypeCodes = new Map<string, number>();
+  /** Codes from 1: 0 is null. */
+  readonly saleTypeCodes = new Map<string, number>();
+}
+
+const nullToNaN = (value: number | null) => (value === null ? Number.NaN : value);
+const isoToMs = (value: string | null) => (value === null ? Number.NaN : Date.parse(value));
+
+function code<K>(codes: Map<K, number>, value: K, first: number): number {
+  let c = codes.get(value);
+  if (c === undefined) {
+    c = codes.size + first;
+    codes.set(value, c);
+  }
+  return c;
+}
+
+/**
+ * One listing type's listings in columns, stored in ascending price order
+ * (row = price position), so a price band is a contiguous row range and a
+ * filter pass reads a few dense typed arrays. Nulls are NaN, which fails every
  * comparison — exactly SQL's "an unknown value never matches a bound".
  *
- * Every (sort key, direction) has a precomputed total order: `rank[row]` is the
- * row's position in it and `byRank[position]` the row at that position. A query
- * sorts the positions of its matches (small integers) instead of comparing rows.
+ * Every precomputed (sort key, direction) has a total order: `rank[row]` is
+ * the row's position in it and `byRank[position]` the row at that position. A
+ * query orders its matches by their positions (small integers) instead of
+ * comparing rows.
  */
 interface Partition {
   size: number;
-  ids: string[];
+  ids: PackedIds;
+  /** Position of the row in id order (the tie-break of every order). */
+  idRank: Int32Array;
+  /** Index in LISTING_STATUSES. */
+  status: Uint8Array;
   price: Float64Array;
   beds: Float64Array;
   baths: Float64Array;
@@ -63,170 +175,241 @@ interface Partition {
   flags: Uint8Array;
   amenityMask: Int32Array;
   listedAt: Float64Array;
+  /** NY calendar day of listed_at (NaN when unknown). */
+  listedDay: Float64Array;
+  /** NY calendar day the days-on-market count ended; NaN while it runs to now. */
+  endDay: Float64Array;
   nextOpenHouseAt: Float64Array;
   buildingType: Uint8Array;
-  /** 0 when null, else 1 + index in `saleTypeCodes`. */
+  /** 0 when null, else a code from `saleTypeCodes`. */
   saleType: Uint8Array;
   maxDownloadMbps: Float64Array;
   transitScore: Float64Array;
   areaSlot: Uint16Array;
-  /** Rows per area, ascending (so by price). */
-  byArea: Map<number, Int32Array>;
+  /** Rows (ascending, so by price) of each status. */
+  byStatus: Int32Array[];
+  /** Rows (ascending) of each (status, area): key `status * AREA_KEY + areaId`. */
+  byStatusArea: Map<number, Int32Array>;
   /** Area id → slot used by `areaSlot` and area masks. */
   areaSlots: Map<number, number>;
   buildingTypeCodes: Map<string, number>;
   saleTypeCodes: Map<string, number>;
   orders: Map<string, { rank: Int32Array; byRank: Int32Array }>;
+  /** Scratch for one search at a time (searches run synchronously). */
+  matches: Int32Array;
+  positions: Int32Array;
+  marks: Uint8Array;
 }
 
-const FLAG_NO_FEE = 1;
-const FLAG_PETS = 2;
-const FLAG_3D_TOUR = 4;
-const FLAG_FIBER = 8;
+const AREA_KEY = 1 << 24;
 
-type Compare = (a: Entry, b: Entry) => number;
+/**
+ * Listing ids by row as one UTF-8 buffer and offsets: one transferable block
+ * instead of hundreds of thousands of strings (a structured clone of those
+ * costs the receiving thread tens of ms). A result page decodes its few ids.
+ */
+class PackedIds {
+  constructor(
+    readonly bytes: Buffer,
+    /** Byte offset of row i's id is offsets[i], its end offsets[i + 1]. */
+    readonly offsets: Uint32Array,
+  ) {}
 
-const byId = (a: Entry, b: Entry) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  at(row: number): string {
+    return this.bytes.toString('utf8', this.offsets[row]!, this.offsets[row + 1]!);
+  }
 
-/** Orders by a numeric key (nulls last in either direction), then id, both in `dir`. */
-function orderBy(key: (e: Entry) => number | null, dir: 1 | -1): Compare {
-  return (a, b) => {
-    const ka = key(a);
-    const kb = key(b);
-    if (ka !== kb) {
-      if (ka === null) return 1;
-      if (kb === null) return -1;
-      return (ka - kb) * dir;
+  static async pack(size: number, idOf: (row: number) => string, slicer: Slicer): Promise<PackedIds> {
+    const offsets = new Uint32Array(size + 1);
+    for (let row = 0; row < size; row++) {
+      offsets[row + 1] = offsets[row]! + Buffer.byteLength(idOf(row));
+      if (slicer.due()) await slicer.yield();
     }
-    return byId(a, b) * dir;
-  };
-}
-
-/** The same orders as the SQL path's ORDER BY clauses (search.repository.ts). */
-function comparator(sort: SortKey, dir: 1 | -1): Compare {
-  switch (sort) {
-    case 'RECOMMENDED':
-      return orderBy((e) => e.rank, dir);
-    case 'PRICE':
-      return orderBy((e) => e.price, dir);
-    case 'PRICE_PER_SQFT':
-      return orderBy((e) => e.pricePerSqft, dir);
-    case 'LISTED_AT':
-      return orderBy((e) => e.listedAt, dir);
-    case 'DAYS_ON_MARKET':
-      // Fewer days on market is a later listing date; unknown dates stay last.
-      return orderBy((e) => (e.listedAt === null ? null : -e.listedAt), dir);
+    // Not from Buffer's shared pool: the block may be transferred to another thread.
+    const bytes = Buffer.allocUnsafeSlow(offsets[size]!);
+    for (let row = 0; row < size; row++) {
+      bytes.write(idOf(row), offsets[row]!, 'utf8');
+      if (slicer.due()) await slicer.yield();
+    }
+    return new PackedIds(bytes, offsets);
   }
 }
 
-const nullToNaN = (value: number | null) => (value === null ? Number.NaN : value);
-
-function buildPartition(unsorted: Entry[]): Partition {
-  const entries = [...unsorted].sort((a, b) => a.price - b.price || byId(a, b));
-  const size = entries.length;
-  const areaSlots = new Map<number, number>();
-  const buildingTypeCodes = new Map<string, number>();
-  const saleTypeCodes = new Map<string, number>();
-  const code = <K>(codes: Map<K, number>, value: K) => {
-    let c = codes.get(value);
-    if (c === undefined) {
-      c = codes.size;
-      codes.set(value, c);
+async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partition> {
+  const size = raw.ids.length;
+  const byPrice = await sortIndices(size, byKey(Float64Array.from(raw.price)), slicer);
+  await slicer.yieldIfDue();
+  /** Row (price position) of each id-order index. */
+  const rowOf = new Int32Array(size);
+  for (let row = 0; row < size; row++) {
+    rowOf[byPrice[row]!] = row;
+    if (slicer.due()) await slicer.yield();
+  }
+  const ids = await PackedIds.pack(size, (row) => raw.ids[byPrice[row]!]!, slicer);
+  async function column<T extends Float64Array | Int32Array | Uint8Array | Uint16Array>(
+    make: (n: number) => T,
+    values: readonly number[],
+  ): Promise<T> {
+    const out = make(size);
+    for (let row = 0; row < size; row++) {
+      out[row] = values[byPrice[row]!]!;
+      if (slicer.due()) await slicer.yield();
     }
-    return c;
-  };
+    return out;
+  }
+  const f64 = (n: number) => new Float64Array(n);
+  const areaSlots = new Map<number, number>();
+  const areaSlotIds: number[] = new Array(size);
+  for (let i = 0; i < size; i++) {
+    areaSlotIds[i] = code(areaSlots, raw.areaId[i]!, 0);
+    if (slicer.due()) await slicer.yield();
+  }
   const p: Partition = {
     size,
-    ids: entries.map((e) => e.id),
-    price: Float64Array.from(entries, (e) => e.price),
-    beds: Float64Array.from(entries, (e) => e.beds),
-    baths: Float64Array.from(entries, (e) => e.baths),
-    sqft: Float64Array.from(entries, (e) => nullToNaN(e.sqft)),
-    monthlyCost: Float64Array.from(entries, (e) => e.monthlyCost),
-    flags: Uint8Array.from(
-      entries,
-      (e) =>
-        (e.noFee ? FLAG_NO_FEE : 0) |
-        (e.pets ? FLAG_PETS : 0) |
-        (e.has3dTour ? FLAG_3D_TOUR : 0) |
-        (e.fiber ? FLAG_FIBER : 0),
-    ),
-    amenityMask: Int32Array.from(entries, (e) => e.amenityMask),
-    listedAt: Float64Array.from(entries, (e) => nullToNaN(e.listedAt)),
-    nextOpenHouseAt: Float64Array.from(entries, (e) =>
-      e.nextOpenHouseIso === null ? Number.NaN : Date.parse(e.nextOpenHouseIso),
-    ),
-    buildingType: Uint8Array.from(entries, (e) => code(buildingTypeCodes, e.buildingType)),
-    saleType: Uint8Array.from(entries, (e) =>
-      e.saleType === null ? 0 : 1 + code(saleTypeCodes, e.saleType),
-    ),
-    maxDownloadMbps: Float64Array.from(entries, (e) => nullToNaN(e.maxDownloadMbps)),
-    transitScore: Float64Array.from(entries, (e) => nullToNaN(e.transitScore)),
-    areaSlot: Uint16Array.from(entries, (e) => code(areaSlots, e.areaId)),
-    byArea: new Map(),
+    ids,
+    idRank: byPrice,
+    status: await column((n) => new Uint8Array(n), raw.status),
+    price: await column(f64, raw.price),
+    beds: await column(f64, raw.beds),
+    baths: await column(f64, raw.baths),
+    sqft: await column(f64, raw.sqft),
+    monthlyCost: await column(f64, raw.monthlyCost),
+    flags: await column((n) => new Uint8Array(n), raw.flags),
+    amenityMask: await column((n) => new Int32Array(n), raw.amenityMask),
+    listedAt: await column(f64, raw.listedAt),
+    listedDay: await column(f64, raw.listedDay),
+    endDay: await column(f64, raw.endDay),
+    nextOpenHouseAt: await column(f64, raw.nextOpenHouseAt),
+    buildingType: await column((n) => new Uint8Array(n), raw.buildingType),
+    saleType: await column((n) => new Uint8Array(n), raw.saleType),
+    maxDownloadMbps: await column(f64, raw.maxDownloadMbps),
+    transitScore: await column(f64, raw.transitScore),
+    areaSlot: await column((n) => new Uint16Array(n), areaSlotIds),
+    byStatus: [],
+    byStatusArea: new Map(),
     areaSlots,
-    buildingTypeCodes,
-    saleTypeCodes,
+    buildingTypeCodes: raw.buildingTypeCodes,
+    saleTypeCodes: raw.saleTypeCodes,
     orders: new Map(),
+    matches: new Int32Array(size),
+    positions: new Int32Array(size),
+    marks: new Uint8Array(size),
   };
-  const rowsByArea = new Map<number, number[]>();
-  entries.forEach((entry, row) => {
-    const rows = rowsByArea.get(entry.areaId);
+  const rowsByStatus: number[][] = LISTING_STATUSES.map(() => []);
+  const rowsByStatusArea = new Map<number, number[]>();
+  for (let row = 0; row < size; row++) {
+    const status = p.status[row]!;
+    rowsByStatus[status]!.push(row);
+    const key = status * AREA_KEY + raw.areaId[byPrice[row]!]!;
+    const rows = rowsByStatusArea.get(key);
     if (rows) rows.push(row);
-    else rowsByArea.set(entry.areaId, [row]);
+    else rowsByStatusArea.set(key, [row]);
+    if (slicer.due()) await slicer.yield();
+  }
+  // Every row list is a view of one block per kind: two buffers to move across
+  // threads instead of one per (status, area) list.
+  const statusBlock = new Int32Array(size);
+  let at = 0;
+  p.byStatus = rowsByStatus.map((rows) => {
+    const view = statusBlock.subarray(at, at + rows.length);
+    view.set(rows);
+    at += rows.length;
+    return view;
   });
-  for (const [areaId, rows] of rowsByArea) p.byArea.set(areaId, Int32Array.from(rows));
-  for (const sort of SORT_KEYS) {
-    for (const dir of [1, -1] as const) {
-      const compare = comparator(sort, dir);
-      const sorted = entries.map((_, row) => row).sort((a, b) => compare(entries[a]!, entries[b]!));
-      const byRank = Int32Array.from(sorted);
-      const rank = new Int32Array(size);
-      byRank.forEach((row, position) => {
-        rank[row] = position;
-      });
-      p.orders.set(`${sort}:${dir}`, { rank, byRank });
+  const areaBlock = new Int32Array(size);
+  at = 0;
+  for (const [key, rows] of rowsByStatusArea) {
+    const view = areaBlock.subarray(at, at + rows.length);
+    view.set(rows);
+    at += rows.length;
+    p.byStatusArea.set(key, view);
+  }
+  await slicer.yieldIfDue();
+
+  // PRICE ascending is the row order itself.
+  const identity = new Int32Array(size);
+  for (let i = 0; i < size; i++) identity[i] = i;
+  await addOrders(p, 'PRICE', identity, () => false, slicer);
+  const keys: Record<(typeof KEYED_SORTS)[number], readonly number[]> = {
+    RECOMMENDED: raw.rank,
+    PRICE_PER_SQFT: raw.pricePerSqft,
+    LISTED_AT: raw.listedAt,
+    // Fewer days on market is a later listing date (the ACTIVE-only order; other
+    // statuses are ordered per query from their computed days).
+    DAYS_ON_MARKET: raw.listedAt,
+  };
+  for (const sort of KEYED_SORTS) {
+    const sign = sort === 'DAYS_ON_MARKET' ? -1 : 1;
+    const key = new Float64Array(size);
+    for (let i = 0; i < size; i++) {
+      key[i] = sign * keys[sort][i]!;
+      if (slicer.due()) await slicer.yield();
     }
+    const sortedIds = await sortIndices(size, byKey(key), slicer);
+    const asc = new Int32Array(size);
+    for (let i = 0; i < size; i++) {
+      asc[i] = rowOf[sortedIds[i]!]!;
+      if (slicer.due()) await slicer.yield();
+    }
+    await addOrders(p, sort, asc, (row) => Number.isNaN(key[byPrice[row]!]!), slicer);
   }
   return p;
 }
 
 /**
- * An in-memory index of ACTIVE listings: the default search (what nearly every
- * request asks for) is answered from here, the database serves the rest.
- *
- * It is a read model of the `listings` table, tagged with the data version it
- * was built at. `SearchService` uses it only while that version is current and
- * falls back to SQL (then rebuilds) when data changes, so answers always match
- * the store. Semantics must equal `search.repository.ts` exactly: the property
- * tests check both paths against one brute-force oracle.
+ * Registers an ascending order and derives the descending one: reversing the
+ * non-null part gives (key desc, id desc); nulls stay last, by id desc.
  */
-export class ActiveListingIndex {
-  /** Reused result buffer: a search runs synchronously, so one per index is enough. */
-  private readonly scratch: Int32Array;
-  /**
-   * Serialized summaries by row, filled by the search service: the index is
-   * rebuilt whenever the data version moves, so these never outlive their data.
-   */
-  private readonly summaries: Record<ListingType, (CachedJson | undefined)[]>;
-
-  private constructor(
-    readonly version: string,
-    private readonly partitions: Record<ListingType, Partition>,
-    readonly size: number,
-  ) {
-    this.scratch = new Int32Array(Math.max(partitions.rental.size, partitions.sale.size));
-    this.summaries = { rental: new Array(partitions.rental.size), sale: new Array(partitions.sale.size) };
+async function addOrders(
+  p: Partition,
+  sort: SortKey,
+  asc: Int32Array,
+  isNull: (row: number) => boolean,
+  slicer: Slicer,
+): Promise<void> {
+  const n = asc.length;
+  let nonNull = n;
+  while (nonNull > 0 && isNull(asc[nonNull - 1]!)) nonNull--;
+  const desc = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    desc[i] = i < nonNull ? asc[nonNull - 1 - i]! : asc[n - 1 - (i - nonNull)]!;
+    if (slicer.due()) await slicer.yield();
   }
+  for (const [dir, byRank] of [
+    [1, asc],
+    [-1, desc],
+  ] as const) {
+    const rank = new Int32Array(n);
+    for (let position = 0; position < n; position++) {
+      rank[byRank[position]!] = position;
+      if (slicer.due()) await slicer.yield();
+    }
+    p.orders.set(`${sort}:${dir}`, { rank, byRank });
+  }
+}
 
-  static async build(db: Kysely<Database>, version: string): Promise<ActiveListingIndex> {
-    const rows = await db
+/**
+ * Reads every listing (keyset pages of `pageRows` by id, yielding between
+ * pages) and builds both partitions: columns, every sort order, the status
+ * and area row lists.
+ */
+async function buildPartitions(
+  db: Kysely<Database>,
+  slicer: Slicer,
+  pageRows: number,
+): Promise<Record<ListingType, Partition>> {
+  const raw: Record<ListingType, RawColumns> = { rental: new RawColumns(), sale: new RawColumns() };
+  const statusCodes = new Map<string, number>(LISTING_STATUSES.map((s, i) => [s, i]));
+  let after: string | null = null;
+  for (;;) {
+    let query = db
       .selectFrom('listings')
       .innerJoin('buildings', 'buildings.id', 'listings.building_id')
       .leftJoin('building_scores', 'building_scores.building_id', 'listings.building_id')
       .select([
         'listings.id',
         'listings.listing_type',
+        'listings.status',
         'listings.area_id',
         'listings.price',
         'listings.bedroom_count',
@@ -238,6 +421,8 @@ export class ActiveListingIndex {
         'listings.has_3d_tour',
         'listings.amenity_mask',
         'listings.listed_at',
+        'listings.contract_at',
+        'listings.off_market_at',
         'listings.next_open_house_at',
         'listings.building_type',
         'listings.sale_type',
@@ -247,99 +432,365 @@ export class ActiveListingIndex {
         'buildings.max_download_mbps',
         'building_scores.transit_score',
       ])
-      .where('listings.status', '=', sql.lit('ACTIVE'))
-      .execute();
-    const entries: Record<ListingType, Entry[]> = { rental: [], sale: [] };
+      .orderBy('listings.id')
+      .limit(pageRows);
+    if (after !== null) query = query.where('listings.id', '>', after);
+    const rows = await query.execute();
     for (const row of rows) {
-      entries[row.listing_type].push({
-        id: row.id,
-        areaId: row.area_id,
-        price: row.price,
-        beds: row.bedroom_count,
-        baths: row.bathrooms,
-        sqft: row.sqft,
-        monthlyCost: row.monthly_cost,
-        noFee: row.no_fee === 1,
-        pets: row.pets_allowed === 1,
-        has3dTour: row.has_3d_tour === 1,
-        amenityMask: row.amenity_mask,
-        listedAt: row.listed_at === null ? null : Date.parse(row.listed_at),
-        listedAtIso: row.listed_at,
-        nextOpenHouseIso: row.next_open_house_at,
-        buildingType: row.building_type,
-        saleType: row.sale_type,
-        rank: row.rank_score,
-        pricePerSqft: row.price_per_sqft,
-        fiber: row.fiber_available === 1,
-        maxDownloadMbps: row.max_download_mbps,
-        transitScore: row.transit_score,
-      });
+      const r = raw[row.listing_type];
+      r.ids.push(row.id);
+      r.status.push(statusCodes.get(row.status)!);
+      r.areaId.push(row.area_id);
+      r.price.push(row.price);
+      r.beds.push(row.bedroom_count);
+      r.baths.push(row.bathrooms);
+      r.sqft.push(nullToNaN(row.sqft));
+      r.monthlyCost.push(row.monthly_cost);
+      r.flags.push(
+        (row.no_fee === 1 ? FLAG_NO_FEE : 0) |
+          (row.pets_allowed === 1 ? FLAG_PETS : 0) |
+          (row.has_3d_tour === 1 ? FLAG_3D_TOUR : 0) |
+          (row.fiber_available === 1 ? FLAG_FIBER : 0),
+      );
+      r.amenityMask.push(row.amenity_mask);
+      const listedAt = isoToMs(row.listed_at);
+      r.listedAt.push(listedAt);
+      r.listedDay.push(Number.isNaN(listedAt) ? Number.NaN : nyDayNumber(listedAt));
+      const end = daysOnMarketEnd(row);
+      r.endDay.push(end === null ? Number.NaN : nyDayNumber(Date.parse(end)));
+      r.nextOpenHouseAt.push(isoToMs(row.next_open_house_at));
+      r.buildingType.push(code(r.buildingTypeCodes, row.building_type, 0));
+      r.saleType.push(row.sale_type === null ? 0 : code(r.saleTypeCodes, row.sale_type, 1));
+      r.rank.push(row.rank_score);
+      r.pricePerSqft.push(nullToNaN(row.price_per_sqft));
+      r.maxDownloadMbps.push(nullToNaN(row.max_download_mbps));
+      r.transitScore.push(nullToNaN(row.transit_score));
     }
-    const partitions: Record<ListingType, Partition> = {
-      rental: buildPartition(entries.rental),
-      sale: buildPartition(entries.sale),
+    if (rows.length < pageRows) break;
+    after = rows[rows.length - 1]!.id;
+    await slicer.yield();
+  }
+  return {
+    rental: await buildPartition(raw.rental, slicer),
+    sale: await buildPartition(raw.sale, slicer),
+  };
+}
+
+/**
+ * A partition as it crosses from the building worker: plain data and typed
+ * arrays (its search scratch too, so the receiving thread allocates nothing).
+ */
+export type PortablePartition = Omit<Partition, 'ids'> & {
+  idBytes: Uint8Array;
+  idOffsets: Uint32Array;
+};
+
+/** A built index as the worker (index-worker.ts) posts it. */
+export interface PortableIndex {
+  partitions: Record<ListingType, PortablePartition>;
+  buildMs: number;
+  threadId: number;
+}
+
+/**
+ * Builds the index's parts without slicing (on a worker thread, where nothing
+ * waits on the event loop) in the form that crosses threads. `transfer` lists
+ * each partition's memory (a few large blocks: every row list of a kind is a
+ * view of one block), so posting a partition moves its ~50 MB instead of
+ * copying it; the worker posts the two partitions in separate messages so the
+ * receiving thread's work comes in two short tasks (see fromPortable).
+ */
+export async function buildPortableIndex(
+  db: Kysely<Database>,
+  threadId: number,
+): Promise<{ index: PortableIndex; transfer: Record<ListingType, ArrayBuffer[]> }> {
+  const started = performance.now();
+  const built = await buildPartitions(db, new Slicer(Number.POSITIVE_INFINITY), WORKER_PAGE_ROWS);
+  const portable = (p: Partition): { partition: PortablePartition; transfer: ArrayBuffer[] } => {
+    const buffers = new Set<ArrayBuffer>();
+    const moved = <T extends ArrayBufferView>(view: T): T => {
+      buffers.add(view.buffer as ArrayBuffer);
+      return view;
     };
-    return new ActiveListingIndex(version, partitions, rows.length);
+    const { ids, ...rest } = p;
+    for (const value of Object.values(rest)) if (ArrayBuffer.isView(value)) moved(value);
+    for (const rows of rest.byStatus) moved(rows);
+    for (const rows of rest.byStatusArea.values()) moved(rows);
+    for (const order of rest.orders.values()) {
+      moved(order.rank);
+      moved(order.byRank);
+    }
+    const idBytes = moved(new Uint8Array(ids.bytes.buffer, ids.bytes.byteOffset, ids.bytes.byteLength));
+    return { partition: { ...rest, idBytes, idOffsets: moved(ids.offsets) }, transfer: [...buffers] };
+  };
+  const rental = portable(built.rental);
+  const sale = portable(built.sale);
+  return {
+    index: {
+      partitions: { rental: rental.partition, sale: sale.partition },
+      buildMs: performance.now() - started,
+      threadId,
+    },
+    transfer: { rental: rental.transfer, sale: sale.transfer },
+  };
+}
+
+/**
+ * An in-memory read model of every listing (all statuses), for search: every
+ * search is answered from here, the database serves only the page's rows.
+ *
+ * It is tagged with the data version it was read at. It is built beside the
+ * index in use, which keeps answering until the new one is swapped in (see
+ * SearchService): on the index worker when the store can be opened by another
+ * thread (buildPortableIndex, fromPortable), else on this thread in slices
+ * that yield to the event loop (build: keyset pages of PAGE_ROWS rows, then
+ * sorts that yield every SLICE_MS). Semantics must equal
+ * `search.repository.ts` exactly: the property tests check both paths against
+ * one brute-force oracle.
+ */
+export class ListingIndex {
+  /**
+   * Serialized summaries by row, filled by the search service. They also depend
+   * on data the index does not hold (detail, area names), so they are kept for
+   * one full data version (`summariesVersion`) and dropped when it moves.
+   * Maps, not arrays by row: a fresh one costs nothing, where an array as long
+   * as the index would be allocated on the request thread at every swap.
+   */
+  private summaries: Record<ListingType, Map<number, CachedJson>> = { rental: new Map(), sale: new Map() };
+  private summariesVersion: string | null = null;
+
+  private constructor(
+    readonly version: string,
+    private readonly partitions: Record<ListingType, Partition>,
+    readonly size: number,
+    readonly buildMs: number,
+    /** The thread that built it: the main thread's id (0) unless a worker did. */
+    readonly builtOnThread: number,
+  ) {}
+
+  /** Bytes held by the index's typed arrays (the bulk of its memory; ids and summaries are extra). */
+  get typedBytes(): number {
+    let bytes = 0;
+    for (const p of Object.values(this.partitions)) {
+      for (const value of Object.values(p)) if (ArrayBuffer.isView(value)) bytes += value.byteLength;
+      for (const rows of p.byStatus) bytes += rows.byteLength;
+      for (const rows of p.byStatusArea.values()) bytes += rows.byteLength;
+      for (const order of p.orders.values()) bytes += order.rank.byteLength + order.byRank.byteLength;
+    }
+    return bytes;
   }
 
-  /** Whether this index can answer the criteria (ACTIVE-only searches). */
-  static handles(c: SearchCriteria): boolean {
-    return c.statuses.length === 1 && c.statuses[0] === 'ACTIVE';
+  /**
+   * Builds on this thread in slices that yield to the event loop: the way
+   * for a store no other thread can open (in-memory SQLite), and the fallback
+   * when the building worker fails.
+   */
+  static async build(db: Kysely<Database>, version: string): Promise<ListingIndex> {
+    const started = performance.now();
+    const partitions = await buildPartitions(db, new Slicer(SLICE_MS), PAGE_ROWS);
+    return new ListingIndex(
+      version,
+      partitions,
+      partitions.rental.size + partitions.sale.size,
+      performance.now() - started,
+      threadId,
+    );
   }
 
-  search(c: SearchCriteria, limit: number, offset: number): IdPage {
+  /**
+   * The index a worker built (buildPortableIndex), over the transferred
+   * memory: wraps the arrays and allocates the per-search scratch (zeroed
+   * memory, no copy), so it costs the receiving thread well under a millisecond.
+   */
+  static fromPortable(version: string, portable: PortableIndex): ListingIndex {
+    const partition = (p: PortablePartition): Partition => {
+      const { idBytes, idOffsets, ...rest } = p;
+      return {
+        ...rest,
+        ids: new PackedIds(Buffer.from(idBytes.buffer, idBytes.byteOffset, idBytes.byteLength), idOffsets),
+      };
+    };
+    const partitions = {
+      rental: partition(portable.partitions.rental),
+      sale: partition(portable.partitions.sale),
+    };
+    return new ListingIndex(
+      version,
+      partitions,
+      partitions.rental.size + partitions.sale.size,
+      portable.buildMs,
+      portable.threadId,
+    );
+  }
+
+  search(c: SearchCriteria, limit: number, offset: number, dataVersion: string): IdPage {
     const p = this.partitions[c.listingType];
-    const order = p.orders.get(`${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`)!;
+    if (dataVersion !== this.summariesVersion) {
+      this.summaries = { rental: new Map(), sale: new Map() };
+      this.summariesVersion = dataVersion;
+    }
     const lo = lowerBound(p.price, c.minPrice ?? Number.NEGATIVE_INFINITY, false);
     const hi = lowerBound(p.price, c.maxPrice ?? Number.POSITIVE_INFINITY, true);
     const filter = new RowFilter(c, p);
-    // Positions (in the requested order) of every match; sorting them is sorting the matches.
-    const positions = this.scratch;
+    const statuses = [...new Set(c.statuses)].map((s) => LISTING_STATUSES.indexOf(s as ListingStatus));
+    const matches = p.matches;
     let count = 0;
-    const rank = order.rank;
-    let rowsInAreas = p.size;
-    let buckets: Int32Array[] | null = null;
-    if (c.areaIds) {
-      buckets = [];
-      rowsInAreas = 0;
-      for (const id of c.areaIds) {
-        const rows = p.byArea.get(id);
-        if (rows) {
-          buckets.push(rows);
-          rowsInAreas += rows.length;
+    // An area list naming every area of the partition filters nothing (e.g. all five boroughs).
+    let areaIds = c.areaIds;
+    if (areaIds && areaIds.length >= p.areaSlots.size) {
+      let known = 0;
+      for (const id of areaIds) if (p.areaSlots.has(id)) known++;
+      if (known === p.areaSlots.size) areaIds = null;
+    }
+    // Candidate row lists: each (status, area) or each status, all ascending by row.
+    const buckets: Int32Array[] = [];
+    let rowsInBuckets = 0;
+    for (const status of statuses) {
+      if (areaIds) {
+        for (const id of areaIds) {
+          const rows = p.byStatusArea.get(status * AREA_KEY + id);
+          if (rows) buckets.push(rows);
         }
+      } else {
+        buckets.push(p.byStatus[status]!);
       }
     }
-    if (buckets && rowsInAreas < (hi - lo) / 2) {
-      // A few neighborhoods: walk their rows (ascending), inside the price band.
+    for (const rows of buckets) rowsInBuckets += rows.length;
+    if (rowsInBuckets < (hi - lo) / 2) {
+      // Selective buckets: copy each one's rows inside the price band (a contiguous run).
       for (const rows of buckets) {
-        for (let k = lowerBoundRows(rows, lo); k < rows.length; k++) {
-          const row = rows[k]!;
-          if (row >= hi) break;
-          if (filter.passesAll || filter.accepts(row)) positions[count++] = rank[row]!;
+        const from = lowerBoundRows(rows, lo);
+        const to = lowerBoundRows(rows, hi);
+        if (to > from) {
+          matches.set(rows.subarray(from, to), count);
+          count += to - from;
         }
       }
     } else {
-      // Much of the city: one pass over the price band, with an area mask.
-      const mask = buckets ? areaMask(p, c.areaIds!) : null;
+      // Much of the price band: one pass with status and area masks.
+      const statusMask = new Uint8Array(LISTING_STATUSES.length);
+      for (const s of statuses) statusMask[s] = 1;
+      const areas = areaIds ? areaMask(p, areaIds) : null;
       const areaSlot = p.areaSlot;
+      const status = p.status;
       for (let row = lo; row < hi; row++) {
-        if (mask !== null && mask[areaSlot[row]!] !== 1) continue;
-        if (filter.passesAll || filter.accepts(row)) positions[count++] = rank[row]!;
+        if (statusMask[status[row]!] !== 1) continue;
+        if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
+        matches[count++] = row;
       }
     }
-    const page = positions
-      .subarray(0, count)
-      .sort()
-      .subarray(offset, offset + limit);
-    const rows = Array.from(page, (position) => order.byRank[position]!);
+    if (!filter.passesAll) count = filter.narrow(matches, count);
+    const activeOnly = statuses.length === 1 && statuses[0] === 0;
+    const rows =
+      c.sort === 'DAYS_ON_MARKET' && !activeOnly
+        ? pageByDaysOnMarket(p, c, count, limit, offset)
+        : pageByOrder(p, p.orders.get(`${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`)!, count, limit, offset);
     return {
-      ids: rows.map((row) => p.ids[row]!),
+      ids: rows.map((row) => p.ids.at(row)),
       total: count,
       rows,
       summaries: this.summaries[c.listingType],
     };
   }
+}
+
+/** The page of `p.matches[0..count)` in a precomputed order. */
+function pageByOrder(
+  p: Partition,
+  order: { rank: Int32Array; byRank: Int32Array },
+  count: number,
+  limit: number,
+  offset: number,
+): number[] {
+  const matches = p.matches;
+  const { rank, byRank } = order;
+  if (offset >= count) return [];
+  // Sorting the matches' positions costs ~count·log(count); reading a bitmap up
+  // to the page costs ~(offset + limit)·size/count positions plus one mark per match.
+  const sortCost = count * Math.log2(count + 1) * 2;
+  const scanCost = count + ((offset + limit) * p.size) / count / 4;
+  if (sortCost <= scanCost) {
+    const positions = p.positions;
+    for (let k = 0; k < count; k++) positions[k] = rank[matches[k]!]!;
+    const page = positions
+      .subarray(0, count)
+      .sort()
+      .subarray(offset, offset + limit);
+    return Array.from(page, (position) => byRank[position]!);
+  }
+  // Many matches: mark their positions, then read the marks in order up to the
+  // page (linear, no sort of the matches).
+  const marks = p.marks;
+  for (let k = 0; k < count; k++) marks[rank[matches[k]!]!] = 1;
+  const out: number[] = [];
+  let seen = 0;
+  const end = Math.min(count, offset + limit);
+  for (let position = 0; position < marks.length && seen < end; position++) {
+    if (marks[position] === 1) {
+      if (seen >= offset) out.push(byRank[position]!);
+      seen++;
+    }
+  }
+  for (let k = 0; k < count; k++) marks[rank[matches[k]!]!] = 0;
+  return out;
+}
+
+/**
+ * The page by days on market when the statuses are not all ACTIVE: the count
+ * depends on now for running listings and is fixed for closed ones, so no
+ * order is precomputed. Days are small integers: a histogram finds the days
+ * the page covers, and only those matches are sorted (days, then id, both in
+ * the requested direction; unknown dates last).
+ */
+function pageByDaysOnMarket(
+  p: Partition,
+  c: SearchCriteria,
+  count: number,
+  limit: number,
+  offset: number,
+): number[] {
+  if (offset >= count) return [];
+  const today = nyDayNumber(c.now.getTime());
+  const days = p.positions;
+  let maxDays = 0;
+  for (let k = 0; k < count; k++) {
+    const row = p.matches[k]!;
+    const listed = p.listedDay[row]!;
+    const end = p.endDay[row]!;
+    const d = Number.isNaN(listed) ? -1 : Math.max(0, (Number.isNaN(end) ? today : end) - listed);
+    days[k] = d;
+    if (d > maxDays) maxDays = d;
+  }
+  const histogram = new Int32Array(maxDays + 2);
+  // Slot maxDays+1 holds the unknown dates (always last).
+  for (let k = 0; k < count; k++) histogram[days[k]! < 0 ? maxDays + 1 : days[k]!]!++;
+  const asc = c.sortDir === 'ASC';
+  const slotAt = (i: number) => (i > maxDays ? i : asc ? i : maxDays - i);
+  // Walk the slots in result order to find those covering [offset, offset + limit).
+  const wanted = new Uint8Array(maxDays + 2);
+  let before = 0;
+  let skipped = 0;
+  for (let i = 0; i <= maxDays + 1 && before < offset + limit; i++) {
+    const slot = slotAt(i);
+    const n = histogram[slot]!;
+    if (before + n > offset) wanted[slot] = 1;
+    else skipped += n;
+    before += n;
+  }
+  const picked: number[] = [];
+  for (let k = 0; k < count; k++) {
+    const d = days[k]!;
+    if (wanted[d < 0 ? maxDays + 1 : d] === 1) picked.push(k);
+  }
+  const dir = asc ? 1 : -1;
+  const keyOf = (k: number) => (days[k]! < 0 ? Number.POSITIVE_INFINITY : days[k]! * dir);
+  picked.sort((a, b) => {
+    const ka = keyOf(a);
+    const kb = keyOf(b);
+    if (ka !== kb) return ka < kb ? -1 : 1;
+    return (p.idRank[p.matches[a]!]! - p.idRank[p.matches[b]!]!) * dir;
+  });
+  return picked.slice(offset - skipped, offset - skipped + limit).map((k) => p.matches[k]!);
 }
 
 function areaMask(p: Partition, areaIds: readonly number[]): Uint8Array {
@@ -377,7 +828,7 @@ function lowerBoundRows(rows: Int32Array, row: number): number {
 }
 
 /**
- * The criteria other than area and price, as one predicate over a row. Bounds
+ * The criteria other than status, area and price, as one predicate over a row. Bounds
  * that were not given are ±Infinity (always pass); NaN (null) fails any bound
  * that was given, as in SQL.
  */
@@ -400,6 +851,7 @@ class RowFilter {
   private readonly maxDays: number;
   private readonly checkDays: boolean;
   private readonly nowMs: number;
+  private readonly today: number;
   private readonly openHouse: 0 | 1 | -1;
   private readonly buildingTypes: Uint8Array | null;
   private readonly saleTypes: Uint8Array | null;
@@ -443,9 +895,10 @@ class RowFilter {
     this.maxDays = c.maxDaysOnMarket ?? Number.POSITIVE_INFINITY;
     this.checkDays = c.minDaysOnMarket !== undefined || c.maxDaysOnMarket !== undefined;
     this.nowMs = c.now.getTime();
+    this.today = nyDayNumber(this.nowMs);
     this.openHouse = c.hasOpenHouse === undefined ? 0 : c.hasOpenHouse ? 1 : -1;
-    this.buildingTypes = c.buildingTypes ? codeMask(p.buildingTypeCodes, c.buildingTypes, 0) : null;
-    this.saleTypes = c.saleTypes ? codeMask(p.saleTypeCodes, c.saleTypes, 1) : null;
+    this.buildingTypes = c.buildingTypes ? codeMask(p.buildingTypeCodes, c.buildingTypes) : null;
+    this.saleTypes = c.saleTypes ? codeMask(p.saleTypeCodes, c.saleTypes) : null;
     this.minDownloadMbps = c.minDownloadMbps ?? Number.NEGATIVE_INFINITY;
     this.checkMbps = c.minDownloadMbps !== undefined;
     this.minTransitScore = c.minTransitScore ?? Number.NEGATIVE_INFINITY;
@@ -468,46 +921,105 @@ class RowFilter {
       !this.checkTransit;
   }
 
-  accepts(row: number): boolean {
+  /**
+   * Keeps the rows of `m[0..n)` that pass, in order; returns how many. One
+   * tight pass per condition over one column (each pass shrinks the next),
+   * far cheaper than evaluating every condition row by row on wide searches.
+   */
+  narrow(m: Int32Array, n: number): number {
     const p = this.p;
-    const beds = p.beds[row]!;
-    if (beds < this.minBeds || beds > this.maxBeds) return false;
-    const baths = p.baths[row]!;
-    if (baths < this.minBaths || baths > this.maxBaths) return false;
-    if (p.monthlyCost[row]! > this.maxMonthlyCost) return false;
-    if ((p.flags[row]! & this.flagMask) !== this.flagValue) return false;
-    if (this.amenityMask !== 0 && (p.amenityMask[row]! & this.amenityMask) !== this.amenityMask) return false;
-    if (this.checkSqft) {
-      const sqft = p.sqft[row]!;
-      if (!(sqft >= this.minSqft && sqft <= this.maxSqft)) return false;
+    let w = 0;
+    if (this.amenityMask !== 0) {
+      const col = p.amenityMask;
+      const mask = this.amenityMask;
+      w = 0;
+      for (let k = 0; k < n; k++) if ((col[m[k]!]! & mask) === mask) m[w++] = m[k]!;
+      n = w;
     }
-    if (this.checkListed) {
-      const listed = p.listedAt[row]!;
-      if (!(listed >= this.listedFrom && listed <= this.listedTo)) return false;
+    if (this.flagMask !== 0) {
+      const col = p.flags;
+      const mask = this.flagMask;
+      const value = this.flagValue;
+      w = 0;
+      for (let k = 0; k < n; k++) if ((col[m[k]!]! & mask) === value) m[w++] = m[k]!;
+      n = w;
+    }
+    n = keepBetween(m, n, p.beds, this.minBeds, this.maxBeds);
+    n = keepBetween(m, n, p.baths, this.minBaths, this.maxBaths);
+    n = keepBetween(m, n, p.monthlyCost, Number.NEGATIVE_INFINITY, this.maxMonthlyCost);
+    if (this.checkSqft) n = keepBetween(m, n, p.sqft, this.minSqft, this.maxSqft, true);
+    if (this.checkListed) n = keepBetween(m, n, p.listedAt, this.listedFrom, this.listedTo, true);
+    if (this.checkMbps)
+      n = keepBetween(m, n, p.maxDownloadMbps, this.minDownloadMbps, Number.POSITIVE_INFINITY, true);
+    if (this.checkTransit)
+      n = keepBetween(m, n, p.transitScore, this.minTransitScore, Number.POSITIVE_INFINITY, true);
+    if (this.buildingTypes !== null) n = keepCodes(m, n, p.buildingType, this.buildingTypes);
+    if (this.saleTypes !== null) n = keepCodes(m, n, p.saleType, this.saleTypes);
+    if (this.openHouse !== 0) {
+      const col = p.nextOpenHouseAt;
+      const now = this.nowMs;
+      const wanted = this.openHouse === 1;
+      w = 0;
+      for (let k = 0; k < n; k++) if (col[m[k]!]! >= now === wanted) m[w++] = m[k]!;
+      n = w;
     }
     if (this.checkDays) {
-      // Clamped at 0 as displayed; NaN (unknown date) still fails both bounds.
-      const days = Math.max(0, Math.floor((this.nowMs - p.listedAt[row]!) / DAY_MS));
-      if (!(days >= this.minDays && days <= this.maxDays)) return false;
+      // NY calendar days, clamped at 0 as displayed; NaN (unknown date) fails both bounds.
+      const listedDay = p.listedDay;
+      const endDay = p.endDay;
+      const today = this.today;
+      const min = this.minDays;
+      const max = this.maxDays;
+      w = 0;
+      for (let k = 0; k < n; k++) {
+        const row = m[k]!;
+        const end = endDay[row]!;
+        const days = Math.max(0, (Number.isNaN(end) ? today : end) - listedDay[row]!);
+        if (days >= min && days <= max) m[w++] = row;
+      }
+      n = w;
     }
-    if (this.openHouse !== 0) {
-      const upcoming = p.nextOpenHouseAt[row]! >= this.nowMs;
-      if (upcoming !== (this.openHouse === 1)) return false;
-    }
-    if (this.buildingTypes !== null && this.buildingTypes[p.buildingType[row]!] !== 1) return false;
-    if (this.saleTypes !== null && this.saleTypes[p.saleType[row]!] !== 1) return false;
-    if (this.checkMbps && !(p.maxDownloadMbps[row]! >= this.minDownloadMbps)) return false;
-    if (this.checkTransit && !(p.transitScore[row]! >= this.minTransitScore)) return false;
-    return true;
+    return n;
   }
 }
 
-/** A lookup by code: 1 for each allowed value (`offset` shifts codes, e.g. 0 reserved for null). */
-function codeMask(codes: Map<string, number>, allowed: readonly string[], offset: number): Uint8Array {
-  const mask = new Uint8Array(codes.size + offset);
+/** A lookup by code: 1 for each allowed value (codes are below `codes.size + 1`; sale types start at 1). */
+function codeMask(codes: Map<string, number>, allowed: readonly string[]): Uint8Array {
+  const mask = new Uint8Array(codes.size + 1);
   for (const value of allowed) {
     const c = codes.get(value);
-    if (c !== undefined) mask[c + offset] = 1;
+    if (c !== undefined) mask[c] = 1;
   }
   return mask;
+}
+
+/**
+ * Keeps rows whose value is within [min, max]; a no-op when both are infinite
+ * unless `strict` (then NaN, an unknown value, is dropped as SQL does for a given bound).
+ */
+function keepBetween(
+  m: Int32Array,
+  n: number,
+  col: Float64Array,
+  min: number,
+  max: number,
+  strict = false,
+): number {
+  if (!strict && min === Number.NEGATIVE_INFINITY && max === Number.POSITIVE_INFINITY) return n;
+  let w = 0;
+  for (let k = 0; k < n; k++) {
+    const row = m[k]!;
+    const value = col[row]!;
+    if (value >= min && value <= max) m[w++] = row;
+  }
+  return w;
+}
+
+function keepCodes(m: Int32Array, n: number, col: Uint8Array, allowed: Uint8Array): number {
+  let w = 0;
+  for (let k = 0; k < n; k++) {
+    const row = m[k]!;
+    if (allowed[col[row]!] === 1) m[w++] = row;
+  }
+  return w;
 }

@@ -6,7 +6,13 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
-import type { ListingStatus, ListingType } from '../../domain/listing.ts';
+import {
+  type ListingStatus,
+  type ListingType,
+  MARKET_TIME_ZONE,
+  nyDayNumber,
+  nyMidnight,
+} from '../../domain/listing.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
 import type { CachedJson } from '../../platform/versioned-json-cache.ts';
@@ -51,19 +57,34 @@ export interface SearchCriteria {
 type ListingQuery = SelectQueryBuilder<Database, 'listings' | 'buildings' | 'building_scores', object>;
 type Eb = ExpressionBuilder<Database, 'listings'>;
 
-const DAY_MS = 86_400_000;
+/**
+ * The New York calendar date of an ISO instant, as SQL. PostgreSQL converts
+ * with its time zone database. SQLite has none, so the expression applies the
+ * US daylight-time rule in force since 2007 (from the second Sunday of March
+ * 02:00 EST to the first Sunday of November 02:00 EDT); `nyDayNumber` in the
+ * domain uses the full time zone database, and they agree for every date the
+ * service stores (listing dates are recent).
+ */
+function nyDate(dialect: Dialect, at: Expression<unknown>) {
+  if (dialect === 'postgres') {
+    return sql<string>`(cast(${at} as timestamptz) at time zone ${sql.lit(MARKET_TIME_ZONE)})::date`;
+  }
+  const year = sql`strftime('%Y', ${at})`;
+  const dstStart = sql`julianday(date(${year} || '-03-01', 'weekday 0', '+7 days'), '+7 hours')`;
+  const dstEnd = sql`julianday(date(${year} || '-11-01', 'weekday 0'), '+6 hours')`;
+  return sql<string>`date(${at}, case when julianday(${at}) >= ${dstStart} and julianday(${at}) < ${dstEnd} then '-4 hours' else '-5 hours' end)`;
+}
 
-/** Whole days from `from` to `to` (ISO text columns or parameters), in the dialect's date arithmetic. */
-/** Whole days from `from` to `to`, never below 0 (as the mapper shows them). */
+/** Whole NY calendar days from `from` to `to`, never below 0 (as the mapper shows them); NULL if either is. */
 function daysBetween(dialect: Dialect, from: Expression<unknown>, to: Expression<unknown>) {
   return dialect === 'sqlite'
-    ? sql<number>`max(0, cast(julianday(${to}) - julianday(${from}) as integer))`
+    ? sql<number>`max(0, cast(julianday(${nyDate(dialect, to)}) - julianday(${nyDate(dialect, from)}) as integer))`
     : // greatest() ignores NULLs; an unknown date must stay NULL (sorted last, never matched).
-      sql<number>`case when ${from} is null or ${to} is null then null else greatest(0, floor(extract(epoch from (cast(${to} as timestamptz) - cast(${from} as timestamptz))) / 86400)::int) end`;
+      sql<number>`case when ${from} is null or ${to} is null then null else greatest(0, ${nyDate(dialect, to)} - ${nyDate(dialect, from)}) end`;
 }
 
 /**
- * Days on market as SQL, matching `daysOnMarket()` in the mapper: to now while
+ * Days on market as SQL, matching `daysOnMarket()` in the domain: to now while
  * ACTIVE, else to the contract date or the day the listing left the market.
  */
 function daysOnMarketExpr(dialect: Dialect, eb: Eb, nowIso: string) {
@@ -137,22 +158,17 @@ function applyFilters(query: ListingQuery, c: SearchCriteria, dialect: Dialect):
  */
 function daysOnMarketFilter(eb: Eb, c: SearchCriteria, dialect: Dialect, nowIso: string) {
   const activeConds = [eb('listings.status', '=', 'ACTIVE')];
-  // DOM ≥ n  ⇔  listed_at ≤ now − n days;  DOM ≤ m  ⇔  listed_at > now − (m+1) days.
+  // On NY days: DOM ≥ n ⇔ listed before the NY midnight starting day (today − n + 1);
+  // DOM ≤ m ⇔ listed at or after the NY midnight starting day (today − m).
   // DOM is clamped at 0 (a listing dated in the future shows 0), so n = 0 only needs a date.
+  const today = nyDayNumber(c.now.getTime());
+  const midnightIso = (day: number) => new Date(nyMidnight(day)).toISOString();
   if (c.minDaysOnMarket === 0) activeConds.push(eb('listings.listed_at', 'is not', null));
   else if (c.minDaysOnMarket !== undefined) {
-    activeConds.push(
-      eb('listings.listed_at', '<=', new Date(c.now.getTime() - c.minDaysOnMarket * DAY_MS).toISOString()),
-    );
+    activeConds.push(eb('listings.listed_at', '<', midnightIso(today - c.minDaysOnMarket + 1)));
   }
   if (c.maxDaysOnMarket !== undefined) {
-    activeConds.push(
-      eb(
-        'listings.listed_at',
-        '>',
-        new Date(c.now.getTime() - (c.maxDaysOnMarket + 1) * DAY_MS).toISOString(),
-      ),
-    );
+    activeConds.push(eb('listings.listed_at', '>=', midnightIso(today - c.maxDaysOnMarket)));
   }
   const branches = [eb.and(activeConds)];
   if (c.statuses.some((s) => s !== 'ACTIVE')) {
@@ -203,7 +219,7 @@ export interface IdPage {
   total: number;
   /** Index path only: the rows of `ids` and a per-row slot cache for their serialized summaries. */
   rows?: number[];
-  summaries?: (CachedJson | undefined)[];
+  summaries?: Map<number, CachedJson>;
 }
 
 /**

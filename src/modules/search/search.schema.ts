@@ -66,12 +66,12 @@ const commonParams = {
   listedAfter: Type.Optional(
     DateOrDateTimeString({
       description:
-        'Inclusive. A date (`2026-11-01`, from its start in UTC) or an ISO 8601 date-time. Listings with an unknown listing date never match.',
+        'Inclusive. A date (`2026-11-01`: from the start of that day in New York, the calendar `listedAt` is given in) or an ISO 8601 date-time. Listings with an unknown listing date never match.',
     }),
   ),
   listedBefore: Type.Optional(
     DateOrDateTimeString({
-      description: 'Inclusive. A date (through its end in UTC) or an ISO 8601 date-time.',
+      description: 'Inclusive. A date (through the end of that day in New York) or an ISO 8601 date-time.',
     }),
   ),
   hasOpenHouse: Type.Optional(
@@ -95,7 +95,7 @@ const commonParams = {
       minimum: 0,
       maximum: MAX_PRICE,
       description:
-        'Inclusive, USD per month. Rentals: rent plus recurring monthly fees (amenity fee, pet rent, …). Sales: maintenance or common charges plus real estate taxes (no mortgage).',
+        "Inclusive, USD per month; compares each listing's `monthlyCost`. Rentals: rent plus the monthly fees every tenant pays (`REQUIRED` monthly fees such as an amenity fee); conditional fees that apply only to some tenants, such as pet rent, are excluded (they are listed with `requirement: CONDITIONAL` by `GET /property/{id}/fees`). Sales: maintenance or common charges plus real estate taxes (no mortgage).",
     }),
   ),
   minTransitScore: Type.Optional(

@@ -1,8 +1,14 @@
 import type { Kysely } from 'kysely';
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
 import type { Freshness } from '../../domain/freshness.ts';
-import { daysOnMarketValidUntil, type ListingStatus, type ListingType } from '../../domain/listing.ts';
+import {
+  daysOnMarketValidUntil,
+  type ListingStatus,
+  type ListingType,
+  nyMidnight,
+} from '../../domain/listing.ts';
 import type { Tier } from '../../domain/tiers.ts';
+import { DAY_MS } from '../../domain/time.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Dialect } from '../../platform/db/database.ts';
@@ -12,7 +18,7 @@ import type { AreaTree } from '../../reference/areas.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
-import { ActiveListingIndex } from './active-index.ts';
+import { ListingIndex } from './active-index.ts';
 import {
   findBuildingScores,
   findSummaryRows,
@@ -23,6 +29,18 @@ import {
 import { DEFAULT_SORT_DIR, type RentalSearchQuery, type SaleSearchQuery } from './search.schema.ts';
 
 export type SearchQuery = RentalSearchQuery & SaleSearchQuery;
+
+/** The content scopes the search index reads (see SearchService.indexVersion). */
+const INDEX_SCOPES = ['search:rental', 'search:sale', 'buildings'] as const;
+
+/**
+ * Builds the index on another thread (IndexWorkerClient). build() rejects when
+ * it could not (logged there); the service then builds in-process.
+ */
+export interface OffThreadIndexBuilder {
+  build(version: string): Promise<ListingIndex>;
+  close(): Promise<void>;
+}
 
 export interface SearchPage {
   /** Serialized ListingSummary objects (UTF-8 JSON), in result order. */
@@ -53,15 +71,20 @@ function assertRange(
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Inclusive instant bounds from a date or date-time parameter. */
+/** Inclusive instant bounds from a date (New York's calendar day) or date-time parameter. */
 function instantBound(name: string, value: string | undefined, edge: 'start' | 'end'): string | undefined {
   if (value === undefined) return undefined;
   let instant: number;
   if (DATE_ONLY.test(value)) {
-    const start = Date.parse(`${value}T00:00:00.000Z`);
+    const utcStart = Date.parse(`${value}T00:00:00.000Z`);
     // A date must exist in the calendar: 2026-02-30 is rejected, not rolled over.
-    if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== value) instant = Number.NaN;
-    else instant = edge === 'start' ? start : start + 86_400_000 - 1;
+    if (Number.isNaN(utcStart) || new Date(utcStart).toISOString().slice(0, 10) !== value) {
+      instant = Number.NaN;
+    } else {
+      // A date is New York's calendar day, the calendar `listedAt` and days on market use.
+      const day = utcStart / DAY_MS;
+      instant = edge === 'start' ? nyMidnight(day) : nyMidnight(day + 1) - 1;
+    }
   } else {
     instant = Date.parse(value);
   }
@@ -87,19 +110,37 @@ export class SearchService {
     private readonly clock: Clock,
     private readonly dataVersion: DataVersion,
     private readonly freshness: FreshnessPolicy,
-    /** Answer ACTIVE-only searches from the in-memory index (SQL otherwise, and while it rebuilds). */
+    /** Answer searches from the in-memory read model (SQL only when false, or before the first build). */
     private readonly useIndex = true,
+    /** Where index builds run when the store can be opened by another thread; null: in-process. */
+    private readonly offThread: OffThreadIndexBuilder | null = null,
     private readonly cache = new VersionedJsonCache(),
   ) {}
 
-  private index: ActiveListingIndex | null = null;
-  private indexBuild: { version: string; done: Promise<void> } | null = null;
+  private closed = false;
+
+  /** The read model answering searches; possibly one data version old while its successor builds. */
+  private index: ListingIndex | null = null;
+  /** The running build loop (single-flight), until the index matches `latestVersion`. */
+  private building: Promise<void> | null = null;
   /** The data version most recently asked for. */
   private latestVersion: string | null = null;
+
+  /** Resolved `areas` parameters (the area tree is fixed for the process); bounded. */
+  private readonly resolvedAreas = new Map<string, number[]>();
 
   /** Area ids to filter on: each requested area and all its descendants. */
   resolveAreas(areas: string | undefined): number[] | null {
     if (areas === undefined) return null;
+    const cached = this.resolvedAreas.get(areas);
+    if (cached) return cached;
+    const resolved = this.resolveAreaList(areas);
+    if (this.resolvedAreas.size >= 10_000) this.resolvedAreas.clear();
+    this.resolvedAreas.set(areas, resolved);
+    return resolved;
+  }
+
+  private resolveAreaList(areas: string): number[] {
     const ids = new Set<number>();
     for (const part of areas.split(',')) {
       const id = Number(part);
@@ -183,42 +224,110 @@ export class SearchService {
 
   /** Builds the index for the current data version (boot). */
   async warm(): Promise<void> {
-    await this.prepareIndex(await this.dataVersion.version());
+    await this.prepareIndex(await this.indexVersion());
   }
 
   /**
-   * Builds the in-memory active-listing index for a data version (at boot, and
-   * again in the background whenever the version moves). Single-flight.
+   * For readiness: `ready` once any index is built — while the data version
+   * moves, the previous index keeps answering (a version old) until its
+   * successor is swapped in, so readiness does not flap on every refresh.
+   * `version` is the index version (its scopes' change times, see
+   * `indexVersion`) the serving index was read at; `building`
+   * is true while a newer one is being built.
    */
-  prepareIndex(version: string): Promise<void> {
-    if (!this.useIndex || this.index?.version === version) return Promise.resolve();
-    this.latestVersion = version;
-    if (this.indexBuild?.version === version) return this.indexBuild.done;
-    const done = ActiveListingIndex.build(this.db, version)
-      .then((index) => {
-        // Only the newest requested version is installed: a slow build for an
-        // older version must not replace a newer index.
-        if (this.latestVersion === version) this.index = index;
-      })
-      .catch(() => {
-        // Searches keep using SQL; the next version change tries again.
-      })
-      .finally(() => {
-        if (this.indexBuild?.version === version) this.indexBuild = null;
-      });
-    this.indexBuild = { version, done };
-    return done;
+  indexStatus(): { ready: boolean; version: string | null; building: boolean } {
+    return {
+      // With the index turned off (SEARCH_INDEX=false) every search is SQL: nothing to wait for.
+      ready: !this.useIndex || this.index !== null,
+      version: this.index?.version ?? null,
+      building: this.building !== null,
+    };
   }
 
-  private idPage(
+  /** The id of the thread that built the serving index (this one's, or the index worker's); null before the first. */
+  indexBuiltOnThread(): number | null {
+    return this.index?.builtOnThread ?? null;
+  }
+
+  /**
+   * Builds the in-memory index for a data version (at boot, and again in the
+   * background whenever the version moves). The build runs on the index
+   * worker when the store can be opened by another thread (file SQLite,
+   * PostgreSQL: see IndexWorkerClient), else in slices that yield to the
+   * event loop (ListingIndex.build); either way beside the index in use:
+   * searches keep reading the old index meanwhile, so for the build's
+   * duration (several seconds at the demo's full scale) answers are one data
+   * version old — the same staleness a search already has when data changes
+   * right after it was answered, and far better than stalling every request
+   * or sending them to SQL. Single-flight: one build at a time; when the
+   * version moved during a build, the (already newer) result is installed and
+   * another build follows for the latest version.
+   */
+  prepareIndex(version: string): Promise<void> {
+    if (!this.useIndex || this.closed || this.index?.version === version) return Promise.resolve();
+    this.latestVersion = version;
+    this.building ??= this.buildUntilCurrent().finally(() => {
+      this.building = null;
+    });
+    return this.building;
+  }
+
+  private async buildUntilCurrent(): Promise<void> {
+    while (this.latestVersion !== null && this.index?.version !== this.latestVersion) {
+      const version = this.latestVersion;
+      try {
+        this.index = await this.buildIndex(version);
+      } catch {
+        // Searches keep the index they have (or SQL before the first); the next version change tries again.
+        return;
+      }
+    }
+  }
+
+  /**
+   * On the worker when there is one; in slices on this thread otherwise, and
+   * for this version when the worker failed (the next version tries the
+   * worker again: a dead one is replaced).
+   */
+  private async buildIndex(version: string): Promise<ListingIndex> {
+    if (this.offThread) {
+      try {
+        return await this.offThread.build(version);
+      } catch (error) {
+        if (this.closed) throw error;
+      }
+    }
+    return ListingIndex.build(this.db, version);
+  }
+
+  /** Ends the index worker; builds stop (searches keep the index they have). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.latestVersion = null;
+    await this.offThread?.close();
+  }
+
+  /**
+   * The part of the data version the index is read from: listings of both
+   * types and buildings (with their scores). Other scopes (detail, areas) do
+   * not touch its columns, so they do not cost a rebuild; the serialized
+   * summaries, which do depend on them, follow the full data version.
+   */
+  private async indexVersion(): Promise<string> {
+    const times = await Promise.all(INDEX_SCOPES.map((scope) => this.dataVersion.changedAt(scope)));
+    return INDEX_SCOPES.map((scope, i) => `${scope}=${times[i]}`).join(';');
+  }
+
+  private async idPage(
     criteria: SearchCriteria,
     limit: number,
     offset: number,
-    version: string,
-  ): Promise<IdPage> | IdPage {
-    if (this.useIndex && ActiveListingIndex.handles(criteria)) {
-      if (this.index?.version === version) return this.index.search(criteria, limit, offset);
-      void this.prepareIndex(version);
+    dataVersion: string,
+  ): Promise<IdPage> {
+    if (this.useIndex) {
+      const version = await this.indexVersion();
+      if (this.index?.version !== version) void this.prepareIndex(version);
+      if (this.index) return this.index.search(criteria, limit, offset, dataVersion);
     }
     return searchListingIds(this.db, this.dialect, criteria, limit, offset);
   }
@@ -237,9 +346,9 @@ export class SearchService {
     );
     const nowMs = criteria.now.getTime();
     this.cache.useVersion(dataVersion);
-    // Index pages look summaries up by row (an array read); others by id.
+    // Index pages look summaries up by row; others by id.
     const found = ids.map((id, i) => {
-      const slot = rows && summaries ? summaries[rows[i]!] : undefined;
+      const slot = rows && summaries ? summaries.get(rows[i]!) : undefined;
       return slot && slot.validUntil > nowMs ? slot : this.cache.get(id, nowMs);
     });
     const missing = ids.filter((_, i) => found[i] === undefined);
@@ -269,9 +378,10 @@ export class SearchService {
         found[i] ??= fresh.get(id);
       });
     }
-    if (rows && summaries && this.index?.version === dataVersion) {
+    // The slots follow the full data version (ListingIndex.search resets them when it moves).
+    if (rows && summaries) {
       found.forEach((entry, i) => {
-        if (entry) summaries[rows[i]!] = entry;
+        if (entry) summaries.set(rows[i]!, entry);
       });
     }
     const items: Buffer[] = [];

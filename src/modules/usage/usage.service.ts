@@ -9,7 +9,7 @@ export class UsageService {
   constructor(
     private readonly quota: QuotaStore,
     private readonly tierLimits: Readonly<Record<Tier, TierLimits>>,
-    private readonly clock: Clock,
+    private readonly wallClock: Clock,
   ) {}
 
   /**
@@ -19,7 +19,7 @@ export class UsageService {
    */
   async usageOf(caller: { tier: Tier; bucket: string }): Promise<Usage> {
     const limits = this.tierLimits[caller.tier];
-    const period = quotaPeriod(this.clock.now());
+    const period = quotaPeriod(this.wallClock.now());
     const used = await this.quota.used(caller.bucket, period.id);
     return {
       tier: caller.tier,

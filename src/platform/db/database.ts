@@ -38,8 +38,17 @@ export interface Store {
   readonly schema?: string | undefined;
   /** Where the store is, safe to print: the SQLite path, or the PostgreSQL URL without credentials. */
   readonly location: string;
+  /**
+   * How another thread opens its own connection to this same store (a worker
+   * running background jobs); null when it cannot: an in-memory SQLite store
+   * exists only on its own connection.
+   */
+  readonly shared: SharedStoreOptions | null;
   close(): Promise<void>;
 }
+
+/** The serializable part of `StoreOptions`: enough to open the same store again elsewhere. */
+export type SharedStoreOptions = Pick<StoreOptions, 'databaseUrl' | 'dialect' | 'schema' | 'queryTimeoutMs'>;
 
 // COUNT(*) and BIGINT come back from pg as strings; every count we read fits a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -82,11 +91,24 @@ export interface StoreOptions {
 export async function openStore(options: StoreOptions): Promise<Store> {
   const location = printableLocation(options.databaseUrl);
   const availability = new Availability(location, options.log ?? (() => {}));
-  if (options.dialect === 'sqlite') return openSqlite(options.databaseUrl, location, availability);
-  return openPostgres(options, location, availability);
+  const shared: SharedStoreOptions = {
+    databaseUrl: options.databaseUrl,
+    dialect: options.dialect,
+    ...(options.schema === undefined ? {} : { schema: options.schema }),
+    ...(options.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.queryTimeoutMs }),
+  };
+  if (options.dialect === 'sqlite') {
+    const store = openSqlite(options.databaseUrl, location, availability);
+    return { ...store, shared: store.location === ':memory:' ? null : shared };
+  }
+  return { ...(await openPostgres(options, location, availability)), shared };
 }
 
-function openSqlite(databaseUrl: string, location: string, availability: Availability): Store {
+function openSqlite(
+  databaseUrl: string,
+  location: string,
+  availability: Availability,
+): Omit<Store, 'shared'> {
   const file = databaseUrl.slice('sqlite:'.length) || ':memory:';
   if (file !== ':memory:') {
     try {
@@ -219,7 +241,7 @@ async function openPostgres(
   options: StoreOptions,
   location: string,
   availability: Availability,
-): Promise<Store> {
+): Promise<Omit<Store, 'shared'>> {
   const schema = options.schema;
   const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const connectionTimeoutMillis = Math.min(MAX_CONNECT_TIMEOUT_MS, queryTimeoutMs);

@@ -150,7 +150,10 @@ export interface ListingsTable {
   net_effective: number | null;
   months_free: number | null;
   lease_term_months: number | null;
-  /** Sum of recurring monthly fees (rentals) or maintenance/common charges + taxes (sales). */
+  /**
+   * Sum of the recurring monthly fees every tenant pays (rentals; conditional
+   * ones such as pet rent are excluded) or maintenance/common charges + taxes (sales).
+   */
   monthly_fees: number;
   /** price + monthly_fees for rentals; monthly_fees for sales. Indexed for `maxMonthlyCost`. */
   monthly_cost: number;

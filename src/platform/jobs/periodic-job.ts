@@ -66,7 +66,12 @@ export interface PeriodicJobStatus {
   lastError: JobFailure | null;
   /** Clock time the next scheduled run is due; null while running or stopped. */
   nextRunAt: string | null;
+  /** What the job's work reports of its progress (e.g. a backfill's coverage); null when it reports none. */
+  progress: JobProgress | null;
 }
+
+/** A job's progress as health shows it: flat, serializable figures named by the job. */
+export type JobProgress = Readonly<Record<string, string | number | boolean | null>>;
 
 /** What every schedule shares: the time source and error reporting. */
 export interface JobEnvironment {
@@ -103,6 +108,8 @@ export interface PeriodicJobOptions extends JobEnvironment {
    * interval is a random window.
    */
   overdueAfterMs?: number;
+  /** The work's progress for `status()`, read when status is asked; must be cheap and not throw. */
+  progress?: () => JobProgress | null;
 }
 
 interface FollowUp {
@@ -202,6 +209,7 @@ export class PeriodicJob {
       lastRunAt: isoOrNull(this.lastRunAtMs),
       lastError: this.lastError,
       nextRunAt: isoOrNull(this.nextRunAtMs),
+      progress: this.options.progress?.() ?? null,
     };
   }
 

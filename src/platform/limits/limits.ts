@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
+import { type Clock, systemClock } from '../clock.ts';
 import type { Database } from '../db/tables.ts';
 import { BufferedQuotaStore } from './buffered-quota.ts';
 import type { ProcessLease } from './process-lease.ts';
@@ -11,7 +12,7 @@ export interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Epoch ms when the current window ends. */
+  /** Epoch ms when the current window ends, on the wall clock. */
   resetAt: number;
 }
 
@@ -56,11 +57,18 @@ const UNBOUNDED_POINTS = Number.MAX_SAFE_INTEGER;
 
 type Flexible = RateLimiterMemory | RateLimiterRedis;
 
+/**
+ * Windows run for real minutes (the limiter's own timers, or Redis TTLs) and
+ * their ends are told on the wall clock it is given, never the market clock.
+ */
 class FlexibleRateLimiter implements RateLimiter {
-  constructor(private readonly window: Flexible) {}
+  constructor(
+    private readonly window: Flexible,
+    private readonly clock: Clock,
+  ) {}
 
   async consume(bucket: string, limitPerMinute: number): Promise<RateDecision> {
-    return decision(limitPerMinute, await this.window.consume(bucket, 1));
+    return decision(limitPerMinute, await this.window.consume(bucket, 1), this.clock);
   }
 
   async peek(bucket: string, limitPerMinute: number): Promise<RateDecision> {
@@ -70,28 +78,30 @@ class FlexibleRateLimiter implements RateLimiter {
         allowed: true,
         limit: limitPerMinute,
         remaining: limitPerMinute,
-        resetAt: Date.now() + WINDOW_SECONDS * 1000,
+        resetAt: this.clock.now().getTime() + WINDOW_SECONDS * 1000,
       };
-    return decision(limitPerMinute, res);
+    return decision(limitPerMinute, res, this.clock);
   }
 }
 
-function decision(limit: number, res: RateLimiterRes): RateDecision {
+function decision(limit: number, res: RateLimiterRes, clock: Clock): RateDecision {
   return {
     allowed: res.consumedPoints <= limit,
     limit,
     remaining: Math.max(0, limit - res.consumedPoints),
-    resetAt: Date.now() + res.msBeforeNext,
+    resetAt: clock.now().getTime() + res.msBeforeNext,
   };
 }
 
-export function memoryRateLimiter(): RateLimiter {
+/** `clock`: the wall clock the window ends are told on (default: real time). */
+export function memoryRateLimiter(clock: Clock = systemClock): RateLimiter {
   return new FlexibleRateLimiter(
     new RateLimiterMemory({ points: UNBOUNDED_POINTS, duration: WINDOW_SECONDS, keyPrefix: 'rl' }),
+    clock,
   );
 }
 
-export function redisRateLimiter(redis: Redis, namespace: string): RateLimiter {
+export function redisRateLimiter(redis: Redis, namespace: string, clock: Clock = systemClock): RateLimiter {
   return new FlexibleRateLimiter(
     new RateLimiterRedis({
       storeClient: redis,
@@ -101,6 +111,7 @@ export function redisRateLimiter(redis: Redis, namespace: string): RateLimiter {
       // Fail at once while disconnected (the caller answers 503), never wait for a reconnect.
       rejectIfRedisNotReady: true,
     }),
+    clock,
   );
 }
 
@@ -220,6 +231,8 @@ export interface LimitsOptions {
   redisUrl?: string | undefined;
   namespace: string;
   db: Kysely<Database>;
+  /** The wall clock (default: real time): window ends (`X-RateLimit-Reset`); never the market clock. */
+  clock?: Clock | undefined;
   /**
    * Embedded limits only: the lease that makes this the one process counting
    * for the store (boot.ts claims it); released on close.
@@ -235,7 +248,7 @@ export interface LimitsOptions {
  */
 export async function createLimits(options: LimitsOptions): Promise<Limits> {
   if (!options.redisUrl) {
-    const rate = memoryRateLimiter();
+    const rate = memoryRateLimiter(options.clock);
     // One process: count in memory, persist in the background (no write per request).
     const quota = new BufferedQuotaStore(options.db);
     const { lease } = options;
@@ -267,7 +280,7 @@ export async function createLimits(options: LimitsOptions): Promise<Limits> {
   const connection = watchConnection(redis, options.log);
   if (!(await firstConnection(redis, REDIS_STARTUP_WAIT_MS))) connection.unreachableAtStart();
   return {
-    rate: redisRateLimiter(redis, options.namespace),
+    rate: redisRateLimiter(redis, options.namespace, options.clock),
     quota: new RedisQuotaStore(redis, options.namespace),
     status: async () => {
       const latencyMs = await pingRedis(redis);

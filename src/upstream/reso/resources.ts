@@ -23,8 +23,9 @@
  * - STOOP_SaleType (RESALE | SPONSOR_UNIT | FORECLOSURE | null): sales only.
  * - STOOP_NetEffectiveRent (integer | null): rent net of concessions (rentals).
  * - STOOP_MonthsFree (number | null), STOOP_LeaseTermMonths (integer | null): rentals.
- * - STOOP_MonthlyFees (integer, required): recurring monthly charges (amenity
- *   fee; maintenance or common charges plus taxes).
+ * - STOOP_MonthlyFees (integer, required): recurring monthly charges every
+ *   tenant or owner pays (amenity fee; maintenance or common charges plus
+ *   taxes); conditional ones such as pet rent are not included.
  * - STOOP_Amenities (string[], required): Stoop amenity vocabulary, listing and
  *   building merged (src/domain/amenities.ts); unknown names are ignored.
  * - STOOP_Has3DTour (boolean, required).

@@ -1,0 +1,86 @@
+/**
+ * The search-index worker: builds the listing index (reads, columns, every
+ * sort order) on its own thread with its own store connection, and posts it
+ * back with its memory transferred, so a rebuild costs the serving thread
+ * only the receipt (see IndexWorkerClient in index-worker-client.ts).
+ *
+ * Messages: `{ type: 'build', id }` → one `partition` message per listing
+ * type, then `built`; or `failed`. `{ type: 'close' }` closes the store and
+ * ends the thread. One build at a time (the client sends one at a time).
+ */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
+import type { ListingType } from '../../domain/listing.ts';
+import { openStore, type SharedStoreOptions } from '../../platform/db/database.ts';
+import { buildPortableIndex, type PortablePartition } from './active-index.ts';
+
+export interface IndexWorkerInit {
+  /** The module the entry shim imports (this file). */
+  entry: string;
+  store: SharedStoreOptions;
+}
+
+export type ToIndexWorker = { type: 'build'; id: number } | { type: 'close' };
+
+export type FromIndexWorker =
+  | { type: 'partition'; id: number; listingType: ListingType; partition: PortablePartition }
+  | { type: 'built'; id: number; buildMs: number; threadId: number }
+  | { type: 'failed'; id: number; error: { name: string; message: string } };
+
+/** Connections of the worker's PostgreSQL pool: the build reads one page at a time. */
+const POOL_SIZE = 1;
+
+/** The build's OS scheduling priority (nice): below the serving thread. */
+const BUILD_NICE = 10;
+
+/**
+ * On a machine with few cores the build competes with the serving thread for
+ * CPU: it runs at a lower priority so requests go first. Linux gives each
+ * thread its own nice value (set by thread id); elsewhere this does nothing.
+ */
+function yieldCpuToRequests(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, BUILD_NICE);
+  } catch {
+    // No per-thread priority here: the build runs at the process's.
+  }
+}
+
+async function main(): Promise<void> {
+  yieldCpuToRequests();
+  const port = parentPort;
+  if (!port) throw new Error('index-worker runs only as a worker thread');
+  const init = (workerData as { init: IndexWorkerInit }).init;
+  const store = await openStore({ ...init.store, poolSize: POOL_SIZE });
+  const post = (message: FromIndexWorker, transfer: ArrayBuffer[] = []) =>
+    port.postMessage(message, transfer);
+  port.on('message', (message: ToIndexWorker) => {
+    if (message.type === 'close') {
+      void store.close().finally(() => port.close());
+      return;
+    }
+    const { id } = message;
+    buildPortableIndex(store.db, threadId).then(
+      ({ index, transfer }) => {
+        for (const listingType of ['rental', 'sale'] as const) {
+          post(
+            { type: 'partition', id, listingType, partition: index.partitions[listingType] },
+            transfer[listingType],
+          );
+        }
+        post({ type: 'built', id, buildMs: index.buildMs, threadId: index.threadId });
+      },
+      (error: unknown) => {
+        const record =
+          error instanceof Error
+            ? { name: error.name, message: error.message }
+            : { name: 'Error', message: String(error) };
+        post({ type: 'failed', id, error: record });
+      },
+    );
+  });
+}
+
+await main();

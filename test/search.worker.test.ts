@@ -1,0 +1,160 @@
+/**
+ * The search index built on the index worker (a store another thread can
+ * open: file SQLite, PostgreSQL) answers exactly as the in-process build, and
+ * a worker that cannot build leaves the in-process build to answer.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDemoMarket } from '../src/demo/market/load.ts';
+import { AMENITIES } from '../src/domain/amenities.ts';
+import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../src/domain/listing.ts';
+import { listAreas } from '../src/modules/areas/areas.repository.ts';
+import { DataVersion } from '../src/modules/freshness/data-version.ts';
+import { FreshnessPolicy } from '../src/modules/freshness/freshness-policy.ts';
+import { noUpstream } from '../src/modules/freshness/refresh-port.ts';
+import { ListingIndex } from '../src/modules/search/active-index.ts';
+import { IndexWorkerClient } from '../src/modules/search/index-worker-client.ts';
+import type { SearchCriteria } from '../src/modules/search/search.repository.ts';
+import { SearchService } from '../src/modules/search/search.service.ts';
+import { ManualClock } from '../src/platform/clock.ts';
+import { openStore, type Store } from '../src/platform/db/database.ts';
+import { migrateToLatest } from '../src/platform/db/migrate.ts';
+import { AreaTree } from '../src/reference/areas.ts';
+import { syncAreas } from '../src/reference/areas-store.ts';
+import { TEST_NOW, TEST_SEED } from './support/app.ts';
+import { createTestStore, TEST_DIALECT } from './support/store.ts';
+
+const warnings: unknown[] = [];
+const log = { warn: (fields: unknown) => warnings.push(fields) };
+
+let dir: string | null = null;
+let store: Store;
+
+/** A store another thread can open: a SQLite file (the test store is in memory), or the PostgreSQL test schema. */
+async function sharedStore(): Promise<Store> {
+  if (TEST_DIALECT === 'postgres') return createTestStore();
+  dir = mkdtempSync(join(tmpdir(), 'stoop-index-worker-'));
+  const fileStore = await openStore({
+    dialect: 'sqlite',
+    databaseUrl: `sqlite:${join(dir, 'stoop.sqlite')}`,
+  });
+  await migrateToLatest(fileStore);
+  return fileStore;
+}
+
+beforeAll(async () => {
+  store = await sharedStore();
+  await syncAreas(store);
+  await loadDemoMarket(store, { seed: TEST_SEED, scale: 0.02, now: TEST_NOW });
+}, 120_000);
+
+afterAll(async () => {
+  await store?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const SORTS = ['RECOMMENDED', 'PRICE', 'PRICE_PER_SQFT', 'LISTED_AT', 'DAYS_ON_MARKET'] as const;
+
+const criteriaArb = (areaIds: number[]): fc.Arbitrary<SearchCriteria> =>
+  fc
+    .record(
+      {
+        listingType: fc.constantFrom('rental' as const, 'sale' as const),
+        statuses: fc.subarray([...LISTING_STATUSES], { minLength: 1 }),
+        areaIds: fc.option(fc.subarray(areaIds, { minLength: 1, maxLength: 6 }), { nil: null }),
+        minPrice: fc.option(fc.integer({ min: 0, max: 3_000_000 }), { nil: undefined }),
+        maxBeds: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
+        minBaths: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+        buildingTypes: fc.option(fc.subarray([...BUILDING_TYPES], { minLength: 1 }), { nil: undefined }),
+        saleTypes: fc.option(fc.subarray([...SALE_TYPES], { minLength: 1 }), { nil: undefined }),
+        petsAllowed: fc.option(fc.boolean(), { nil: undefined }),
+        amenityMask: fc.option(fc.integer({ min: 1, max: (1 << Math.min(AMENITIES.length, 4)) - 1 }), {
+          nil: undefined,
+        }),
+        maxDaysOnMarket: fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }),
+        minSqft: fc.option(fc.integer({ min: 300, max: 1500 }), { nil: undefined }),
+        sort: fc.constantFrom(...SORTS),
+        sortDir: fc.constantFrom('ASC' as const, 'DESC' as const),
+      },
+      { requiredKeys: ['listingType', 'statuses', 'areaIds', 'sort', 'sortDir'] },
+    )
+    .map((c) => ({ ...c, now: TEST_NOW }));
+
+describe('search index built on the worker', () => {
+  it('is built on another thread and answers every search exactly as the in-process build', async () => {
+    expect(store.shared).not.toBeNull();
+    const client = new IndexWorkerClient(store.shared!, log);
+    try {
+      const viaWorker = await client.build('v1');
+      const inProcess = await ListingIndex.build(store.db, 'v1');
+      expect(inProcess.builtOnThread).toBe(threadId);
+      expect(viaWorker.builtOnThread).not.toBe(threadId);
+      expect(viaWorker.size).toBe(inProcess.size);
+      expect(viaWorker.size).toBeGreaterThan(100);
+      expect(viaWorker.typedBytes).toBe(inProcess.typedBytes);
+      const areaIds = (await listAreas(store.db)).map((a) => a.id);
+      fc.assert(
+        fc.property(criteriaArb(areaIds), fc.integer({ min: 0, max: 60 }), (c, offset) => {
+          const a = viaWorker.search(c, 20, offset, 'd1');
+          const b = inProcess.search(c, 20, offset, 'd1');
+          expect({ total: a.total, ids: a.ids }).toEqual({ total: b.total, ids: b.ids });
+        }),
+        { numRuns: 300, seed: 12 },
+      );
+      // A second build reuses the same worker.
+      const again = await client.build('v2');
+      expect(again.builtOnThread).toBe(viaWorker.builtOnThread);
+      expect(again.version).toBe('v2');
+    } finally {
+      await client.close();
+    }
+    expect(warnings).toEqual([]);
+  }, 120_000);
+
+  it('serves from the worker-built index, and from an in-process build when the worker cannot build', async () => {
+    const clock = new ManualClock(TEST_NOW);
+    const areaTree = new AreaTree(await listAreas(store.db));
+    const service = (builder: IndexWorkerClient) => {
+      const dataVersion = new DataVersion(store.db, clock);
+      const freshness = new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000);
+      return new SearchService(
+        store.db,
+        store.dialect,
+        areaTree,
+        clock,
+        dataVersion,
+        freshness,
+        true,
+        builder,
+      );
+    };
+    // The worker opens a store that is not there (a path under a file): every build fails.
+    const broken = new IndexWorkerClient(
+      { ...store.shared!, dialect: 'sqlite', databaseUrl: 'sqlite:/dev/null/stoop.sqlite' },
+      log,
+    );
+    const working = service(new IndexWorkerClient(store.shared!, log));
+    const fallback = service(broken);
+    try {
+      await working.warm();
+      await fallback.warm();
+      expect(working.indexBuiltOnThread()).not.toBeNull();
+      expect(working.indexBuiltOnThread()).not.toBe(threadId);
+      expect(fallback.indexBuiltOnThread()).toBe(threadId);
+      expect(fallback.indexStatus().ready).toBe(true);
+      expect(warnings.length).toBe(1);
+      const criteria = working.toCriteria('rental', { status: 'ACTIVE,OFF_MARKET', sort: 'PRICE' });
+      const a = await working.search(criteria, 2, 10, 'd1');
+      const b = await fallback.search(criteria, 2, 10, 'd1');
+      expect(a.total).toBeGreaterThan(10);
+      expect(a.items.map(String)).toEqual(b.items.map(String));
+    } finally {
+      await working.close();
+      await fallback.close();
+    }
+  }, 120_000);
+});
