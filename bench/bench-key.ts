@@ -1,4 +1,4 @@
-import { openConfiguredStore, prepareStore } from '../src/boot.ts';
+import { openPreparedStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Tier } from '../src/domain/tiers.ts';
 import { LocalSubscriptionProvider, type SubscriptionProvider } from '../src/modules/keys/subscriptions.ts';
@@ -40,13 +40,7 @@ export function configuredKeyStore(config: BenchConfig): () => Promise<BenchKeyS
     const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: config.dataDir };
     if (config.databaseUrl !== undefined) env.DATABASE_URL = config.databaseUrl;
     const serviceConfig = loadConfig(env);
-    const store = await openConfiguredStore(serviceConfig);
-    try {
-      await prepareStore(store);
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
+    const store = await openPreparedStore(serviceConfig);
     return {
       provider: new LocalSubscriptionProvider(store.db, systemClock, serviceConfig.apiKeyPrefix),
       close: () => store.close(),

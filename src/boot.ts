@@ -84,6 +84,18 @@ export async function seedDemoIfEmpty(
   return true;
 }
 
+/** The configured store, open and prepared (`prepareStore`); closed again when preparing fails. */
+export async function openPreparedStore(config: Config): Promise<Store> {
+  const store = await openConfiguredStore(config);
+  try {
+    await prepareStore(store);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
 export interface RunningServer {
   app: HttpApp;
   store: Store;

@@ -1,6 +1,12 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { createRefresher } from './app.ts';
-import { openConfiguredStore, prepareStore, seedDemoIfEmpty, startServer } from './boot.ts';
+import {
+  openConfiguredStore,
+  openPreparedStore,
+  prepareStore,
+  seedDemoIfEmpty,
+  startServer,
+} from './boot.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { registerOriginCommand } from './demo/simulator/origin.cli.ts';
 import { PipelineCliError, registerPipelineCommands } from './jobs/refresh/pipeline.cli.ts';
@@ -89,13 +95,7 @@ export function buildCli(): Command {
     clock: systemClock,
     open: async () => {
       const cfg = config();
-      const store = await openConfiguredStore(cfg);
-      try {
-        await prepareStore(store);
-      } catch (error) {
-        await store.close();
-        throw error;
-      }
+      const store = await openPreparedStore(cfg);
       return {
         provider: new LocalSubscriptionProvider(store.db, systemClock, cfg.apiKeyPrefix),
         apiKeyPrefix: cfg.apiKeyPrefix,

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingSummary } from '../src/modules/listings/listing.schema.ts';
 import type { Fee } from '../src/modules/property/property.schema.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import { createTestApp, okJson, type TestApp } from './support/app.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -17,11 +17,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function json<T>(path: string): Promise<T> {
-  const response = await t.get(path);
-  expect(response.status, path).toBe(200);
-  return (await response.json()) as T;
-}
+const json = <T>(path: string) => okJson<T>(t, path);
 
 /** Active rentals with a conditional monthly fee (pet rent), by id. */
 async function rentalsWithConditionalFee(): Promise<string[]> {

@@ -20,7 +20,7 @@ import { isoDate } from '../src/platform/clock.ts';
 import type { BuildingRow } from '../src/platform/db/tables.ts';
 import { AreaTree } from '../src/reference/areas.ts';
 import { fixturePath } from './opendata.fixtures.ts';
-import { createTestApp, TEST_NOW, TEST_SEED, type TestApp } from './support/app.ts';
+import { createTestApp, okJson, TEST_NOW, TEST_SEED, type TestApp } from './support/app.ts';
 
 let t: TestApp;
 let buildings: BuildingRow[];
@@ -32,11 +32,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function json<T>(path: string): Promise<T> {
-  const response = await t.get(path);
-  expect(response.status, path).toBe(200);
-  return (await response.json()) as T;
-}
+const json = <T>(path: string) => okJson<T>(t, path);
 
 /** Open rows the violations list serves for a building (the list is not paged: all of it, or a warning). */
 async function openListed(id: string): Promise<number> {

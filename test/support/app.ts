@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { buildApp, compose, type RefresherParts, type Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { loadDemoMarket } from '../../src/demo/market/load.ts';
@@ -136,4 +136,11 @@ export async function getJson<T = unknown>(
 ): Promise<{ status: number; body: T; headers: Headers }> {
   const response = await testApp.get(path);
   return { status: response.status, body: (await response.json()) as T, headers: response.headers };
+}
+
+/** The body of a GET that must answer 200 (the failure names the path). */
+export async function okJson<T = unknown>(testApp: TestApp, path: string): Promise<T> {
+  const response = await testApp.get(path);
+  expect(response.status, path).toBe(200);
+  return (await response.json()) as T;
 }

@@ -16,13 +16,13 @@
  * - close() asks the thread to close its server and waits, terminating it
  *   after `closeTimeoutMs`.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Clock } from '../../platform/clock.ts';
 import { clockSpecOf, type ErrorRecord } from '../../platform/worker/thread-data.ts';
+import { endWorker, startModuleWorker } from '../../platform/worker/threads.ts';
 import type { FromOriginWorker, OriginWorkerInit, ToOriginWorker } from './origin-worker.ts';
 
-const ENTRY = new URL('../../platform/worker/entry.mjs', import.meta.url);
 const WORKER_MODULE = new URL('./origin-worker.ts', import.meta.url).href;
 const FIRST_RESTART_DELAY_MS = 1_000;
 const MAX_RESTART_DELAY_MS = 60_000;
@@ -116,7 +116,7 @@ export class OriginThread {
   // ---- internals -----------------------------------------------------------
 
   private spawn(): Promise<ThreadOrigin> {
-    const worker = new Worker(ENTRY, { workerData: { init: this.init } });
+    const worker = startModuleWorker(this.init);
     this.worker = worker;
     return new Promise<ThreadOrigin>((resolve, reject) => {
       let settled = false;
@@ -188,18 +188,12 @@ export class OriginThread {
     this.restartTimer = null;
     const worker = this.worker;
     if (!worker) return;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.postMessage({ type: 'close' } satisfies ToOriginWorker);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.options.closeTimeoutMs ?? 10_000);
-    });
-    const outcome = await Promise.race([exited, timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') {
-      this.options.log.warn({}, 'market simulator thread did not close in time; terminating it');
-      await worker.terminate();
-    }
+    const ended = await endWorker(
+      worker,
+      { type: 'close' } satisfies ToOriginWorker,
+      this.options.closeTimeoutMs ?? 10_000,
+    );
+    if (!ended) this.options.log.warn({}, 'market simulator thread did not close in time; it was terminated');
   }
 }
 

@@ -12,7 +12,7 @@
  *   is logged and restarted after a delay that doubles up to a minute; a
  *   restart that stays up resets it. The process itself never fails with it.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { DataVersion } from '../../modules/freshness/data-version.ts';
@@ -20,12 +20,12 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Store } from '../../platform/db/database.ts';
 import type { PeriodicJobStatus } from '../../platform/jobs/periodic-job.ts';
 import { clockSpecOf, type ErrorRecord } from '../../platform/worker/thread-data.ts';
+import { endWorker, startModuleWorker } from '../../platform/worker/threads.ts';
 import { UpstreamError, type UpstreamFailureKind } from '../../upstream/source.ts';
 import type { Jobs } from '../jobs.ts';
 import { SERVING_BATCH_SIZE } from '../refresh/listing-writer.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 
-const ENTRY = new URL('../../platform/worker/entry.mjs', import.meta.url);
 const WORKER_MODULE = new URL('./jobs-worker.ts', import.meta.url).href;
 const FIRST_RESTART_DELAY_MS = 1_000;
 const MAX_RESTART_DELAY_MS = 60_000;
@@ -141,7 +141,7 @@ export class WorkerJobs implements Jobs {
       entry: WORKER_MODULE,
       clock: clockSpecOf(this.options.clock, this.options.speed),
     };
-    const worker = new Worker(ENTRY, { workerData: { init } });
+    const worker = startModuleWorker(init);
     this.worker = worker;
     this.startedAt = Date.now();
     let markReady: () => void = () => {};
@@ -228,18 +228,12 @@ export class WorkerJobs implements Jobs {
     if (!worker) return;
     await this.ready;
     if (this.worker !== worker) return;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.postMessage({ type: 'stop' } satisfies ToWorker);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.options.stopTimeoutMs ?? 120_000);
-    });
-    const outcome = await Promise.race([exited, timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') {
-      this.options.log.warn({}, 'background jobs worker did not stop in time; terminating it');
-      await worker.terminate();
-    }
+    const ended = await endWorker(
+      worker,
+      { type: 'stop' } satisfies ToWorker,
+      this.options.stopTimeoutMs ?? 120_000,
+    );
+    if (!ended) this.options.log.warn({}, 'background jobs worker did not stop in time; it was terminated');
   }
 }
 

@@ -13,14 +13,14 @@
  *   build runs at a time (SearchService is single-flight).
  * - The worker never keeps the process alive (unref'd); close() ends it.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { ListingType } from '../../domain/listing.ts';
 import type { SharedStoreOptions } from '../../platform/db/database.ts';
+import { endWorker, startModuleWorker } from '../../platform/worker/threads.ts';
 import { ListingIndex, type PortablePartition } from './active-index.ts';
 import type { FromIndexWorker, IndexWorkerInit, ToIndexWorker } from './index-worker.ts';
 
-const ENTRY = new URL('../../platform/worker/entry.mjs', import.meta.url);
 const WORKER_MODULE = new URL('./index-worker.ts', import.meta.url).href;
 /**
  * The worker's old-generation heap cap (MB). A full-scale build holds about
@@ -79,8 +79,7 @@ export class IndexWorkerClient {
 
   private spawn(): Worker {
     const init: IndexWorkerInit = { entry: WORKER_MODULE, store: this.store };
-    const worker = new Worker(ENTRY, {
-      workerData: { init },
+    const worker = startModuleWorker(init, {
       resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
     });
     worker.unref();
@@ -139,10 +138,6 @@ export class IndexWorkerClient {
     if (!worker) return;
     this.worker = null;
     this.rejectAll(new Error('the search index worker was closed'));
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.postMessage({ type: 'close' } satisfies ToIndexWorker);
-    const timer = setTimeout(() => void worker.terminate(), 5_000);
-    await exited;
-    clearTimeout(timer);
+    await endWorker(worker, { type: 'close' } satisfies ToIndexWorker, 5_000);
   }
 }
