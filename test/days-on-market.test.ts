@@ -116,6 +116,32 @@ describe.each(['index', 'sql'] as const)('search days on market (%s path)', (pat
     expect((await ids(active, 'minDaysOnMarket=2')).has(active.id)).toBe(false);
   });
 
+  it('listedAfter / listedBefore dates are New York days, the calendar listedAt is given in', async () => {
+    // Listed 23:30 EDT on 31 October (1 November in UTC).
+    expect((await ids(active, 'listedAfter=2026-10-31&listedBefore=2026-10-31')).has(active.id)).toBe(true);
+    expect((await ids(active, 'listedAfter=2026-11-01')).has(active.id)).toBe(false);
+    expect((await ids(active, 'listedBefore=2026-10-30')).has(active.id)).toBe(false);
+  });
+
+  it('offMarketAt is the New York date too', async () => {
+    const left = await t.store.db
+      .selectFrom('listings')
+      .select('id')
+      .where('listing_type', '=', 'rental')
+      .where('status', '=', 'OFF_MARKET')
+      .where('id', '!=', closed.id)
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
+    // 23:30 EDT on 30 October: 31 October in UTC.
+    await t.store.db
+      .updateTable('listings')
+      .set({ off_market_at: '2026-10-31T03:30:00.000Z' })
+      .where('id', '=', left.id)
+      .execute();
+    const detail = await getJson<{ data: { offMarketAt: string } }>(t, `/v1/property/${left.id}`);
+    expect(detail.body.data.offMarketAt).toBe('2026-10-30');
+  });
+
   it('a closed listing counts NY days to the day it left the market (2, over the 25-hour day)', async () => {
     const all = 'status=ACTIVE,IN_CONTRACT,OFF_MARKET&sort=DAYS_ON_MARKET';
     expect((await ids(closed, all)).get(closed.id)).toBe(2);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nyDate } from '../src/domain/listing.ts';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
 import { setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import { photoUrl } from '../src/modules/photos/photo-url.ts';
@@ -106,7 +107,7 @@ describe('GET /v1/property/{id}', () => {
       },
       geoPoint: { latitude: row.latitude, longitude: row.longitude },
     });
-    expect(d.listedAt).toBe(row.listed_at?.slice(0, 10) ?? null);
+    expect(d.listedAt).toBe(row.listed_at === null ? null : nyDate(Date.parse(row.listed_at)));
     // Detail fields, from listing_details and its JSON sub-records.
     expect(d.description).toBe(details.description);
     expect(d.amenities).toEqual(JSON.parse(details.amenities_json));
@@ -212,7 +213,7 @@ describe('GET /v1/property/{id}', () => {
     expect(body.data).toMatchObject({
       status: 'OFF_MARKET',
       closedReason: 'SOLD',
-      contractAt: row.contract_at!.slice(0, 10),
+      contractAt: nyDate(Date.parse(row.contract_at!)),
       offMarketAt: row.off_market_at!.slice(0, 10),
     });
   });

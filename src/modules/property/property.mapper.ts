@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { nyDate } from '../../domain/listing.ts';
 import { fitStoredArray, fitStoredRecord } from '../../platform/db/stored-json.ts';
 import type { FeeRow, OpenHouseRow, PriceEventRow } from '../../platform/db/tables.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
@@ -28,8 +29,9 @@ export interface DetailLinks {
 }
 
 /** `YYYY-MM-DD` of a stored ISO timestamp (or date). */
+/** New York's calendar date of a stored instant: the calendar `listedAt` and days on market use. */
 function dateOf(value: string | null): string | null {
-  return value === null ? null : value.slice(0, 10);
+  return value === null ? null : nyDate(Date.parse(value));
 }
 
 /** The one mapping from stored rows to the API's ListingDetail. */

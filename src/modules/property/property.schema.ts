@@ -161,10 +161,11 @@ const detailFields = {
     description: 'Null only when the building record is not stored.',
   }),
   contractAt: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
-    description: 'Date the listing went into contract (sales; rentals while a lease is out for signature).',
+    description:
+      'Date the listing went into contract (sales; rentals while a lease is out for signature), in New York.',
   }),
   offMarketAt: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
-    description: 'Date the listing left the market; null while on the market.',
+    description: 'Date the listing left the market, in New York; null while on the market.',
   }),
   closedReason: Type.Union([Literals(['RENTED', 'SOLD', 'DELISTED']), Type.Null()], {
     description: 'Why the listing left the market; null while on the market.',
