@@ -9,7 +9,6 @@ import {
   nyDayNumber,
 } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
-import type { CachedJson } from '../../platform/versioned-json-cache.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
 /**
@@ -549,16 +548,6 @@ export async function buildPortableIndex(
  * one brute-force oracle.
  */
 export class ListingIndex {
-  /**
-   * Serialized summaries by row, filled by the search service. They also depend
-   * on data the index does not hold (detail, area names), so they are kept for
-   * one full data version (`summariesVersion`) and dropped when it moves.
-   * Maps, not arrays by row: a fresh one costs nothing, where an array as long
-   * as the index would be allocated on the request thread at every swap.
-   */
-  private summaries: Record<ListingType, Map<number, CachedJson>> = { rental: new Map(), sale: new Map() };
-  private summariesVersion: string | null = null;
-
   private constructor(
     readonly version: string,
     private readonly partitions: Record<ListingType, Partition>,
@@ -623,12 +612,8 @@ export class ListingIndex {
     );
   }
 
-  search(c: SearchCriteria, limit: number, offset: number, dataVersion: string): IdPage {
+  search(c: SearchCriteria, limit: number, offset: number): IdPage {
     const p = this.partitions[c.listingType];
-    if (dataVersion !== this.summariesVersion) {
-      this.summaries = { rental: new Map(), sale: new Map() };
-      this.summariesVersion = dataVersion;
-    }
     const lo = lowerBound(p.price, c.minPrice ?? Number.NEGATIVE_INFINITY, false);
     const hi = lowerBound(p.price, c.maxPrice ?? Number.POSITIVE_INFINITY, true);
     const filter = new RowFilter(c, p);
@@ -688,8 +673,6 @@ export class ListingIndex {
     return {
       ids: rows.map((row) => p.ids.at(row)),
       total: count,
-      rows,
-      summaries: this.summaries[c.listingType],
     };
   }
 }

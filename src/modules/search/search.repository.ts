@@ -15,7 +15,6 @@ import {
 } from '../../domain/listing.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
-import type { CachedJson } from '../../platform/versioned-json-cache.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
 import type { SearchSort, SortDir } from './search.schema.ts';
 
@@ -217,9 +216,6 @@ function applySort(query: ListingQuery, c: SearchCriteria, dialect: Dialect): Li
 export interface IdPage {
   ids: string[];
   total: number;
-  /** Index path only: the rows of `ids` and a per-row slot cache for their serialized summaries. */
-  rows?: number[];
-  summaries?: Map<number, CachedJson>;
 }
 
 /**

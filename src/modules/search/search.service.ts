@@ -318,16 +318,11 @@ export class SearchService {
     return INDEX_SCOPES.map((scope, i) => `${scope}=${times[i]}`).join(';');
   }
 
-  private async idPage(
-    criteria: SearchCriteria,
-    limit: number,
-    offset: number,
-    dataVersion: string,
-  ): Promise<IdPage> {
+  private async idPage(criteria: SearchCriteria, limit: number, offset: number): Promise<IdPage> {
     if (this.useIndex) {
       const version = await this.indexVersion();
       if (this.index?.version !== version) void this.prepareIndex(version);
-      if (this.index) return this.index.search(criteria, limit, offset, dataVersion);
+      if (this.index) return this.index.search(criteria, limit, offset);
     }
     return searchListingIds(this.db, this.dialect, criteria, limit, offset);
   }
@@ -338,19 +333,10 @@ export class SearchService {
     perPage: number,
     dataVersion: string,
   ): Promise<SearchPage> {
-    const { ids, total, rows, summaries } = await this.idPage(
-      criteria,
-      perPage,
-      (page - 1) * perPage,
-      dataVersion,
-    );
+    const { ids, total } = await this.idPage(criteria, perPage, (page - 1) * perPage);
     const nowMs = criteria.now.getTime();
     this.cache.useVersion(dataVersion);
-    // Index pages look summaries up by row; others by id.
-    const found = ids.map((id, i) => {
-      const slot = rows && summaries ? summaries.get(rows[i]!) : undefined;
-      return slot && slot.validUntil > nowMs ? slot : this.cache.get(id, nowMs);
-    });
+    const found = ids.map((id) => this.cache.get(id, nowMs));
     const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length > 0) {
       const rows = await findSummaryRows(this.db, missing);
@@ -376,12 +362,6 @@ export class SearchService {
       }
       ids.forEach((id, i) => {
         found[i] ??= fresh.get(id);
-      });
-    }
-    // The slots follow the full data version (ListingIndex.search resets them when it moves).
-    if (rows && summaries) {
-      found.forEach((entry, i) => {
-        if (entry) summaries.set(rows[i]!, entry);
       });
     }
     const items: Buffer[] = [];
