@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { Served } from '../../domain/freshness.ts';
 import type { ListingType } from '../../domain/listing.ts';
@@ -5,6 +6,7 @@ import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import type { AreaTree } from '../../reference/areas.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
@@ -55,12 +57,16 @@ interface CachedSnapshot {
  * `computedAt` says how old); only the very first build is waited for. A
  * rebuild starts when this process learns of a change (`DataVersion`
  * invalidation, e.g. from the background-jobs worker) or when a request sees
- * a version newer than the one served.
+ * a version newer than the one served; rebuilds are paced (RebuildPacer), so
+ * while the data changes every second the figures lag by a few seconds
+ * instead of the request thread rebuilding without pause.
  */
 export class MarketService {
   private current: Build | null = null;
   private building: { version: string; done: Promise<Build> } | null = null;
   private readonly cache = new Map<string, CachedSnapshot>();
+  /** Spaces rebuilds: served figures may lag the store by a rebuild plus a gap (see RebuildPacer). */
+  private readonly pacer = new RebuildPacer();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -213,7 +219,15 @@ export class MarketService {
     if (building?.version === version) return building.done;
     const done = (async () => {
       await building?.done.catch(() => {});
-      return this.build(version);
+      // Rebuilds are paced (the first build is not): refresh cycles every
+      // second must not keep the request thread computing snapshots.
+      if (this.current !== null) await this.pacer.wait();
+      const started = performance.now();
+      try {
+        return await this.build(version);
+      } finally {
+        this.pacer.finished(started);
+      }
     })();
     const entry = { version, done };
     this.building = entry;

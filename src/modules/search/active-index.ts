@@ -21,8 +21,8 @@ const SLICE_MS = 3;
 const PAGE_ROWS = 128;
 
 type SortKey = SearchCriteria['sort'];
-/** Orders precomputed over all rows by a stored key (PRICE is the row order itself). */
-const KEYED_SORTS = ['RECOMMENDED', 'PRICE_PER_SQFT', 'LISTED_AT', 'DAYS_ON_MARKET'] as const;
+/** Orders precomputed over all rows by a stored key (across statuses, so multi-status searches order alike). */
+const KEYED_SORTS = ['PRICE', 'RECOMMENDED', 'PRICE_PER_SQFT', 'LISTED_AT', 'DAYS_ON_MARKET'] as const;
 
 const FLAG_NO_FEE = 1;
 const FLAG_PETS = 2;
@@ -148,10 +148,13 @@ function code<K>(codes: Map<K, number>, value: K, first: number): number {
 }
 
 /**
- * One listing type's listings in columns, stored in ascending price order
- * (row = price position), so a price band is a contiguous row range and a
- * filter pass reads a few dense typed arrays. Nulls are NaN, which fails every
- * comparison — exactly SQL's "an unknown value never matches a bound".
+ * One listing type's listings in columns, stored by status, then ascending
+ * price (then id): a status is a contiguous run of rows (`segments`) and a
+ * price band within it a contiguous sub-run, so the common search (ACTIVE
+ * listings, a price band) reads a few dense stretches of typed arrays, never
+ * skipping over the far more numerous closed listings. Nulls are NaN, which
+ * fails every comparison — exactly SQL's "an unknown value never matches a
+ * bound".
  *
  * Every precomputed (sort key, direction) has a total order: `rank[row]` is
  * the row's position in it and `byRank[position]` the row at that position. A
@@ -163,6 +166,8 @@ interface Partition {
   ids: PackedIds;
   /** Position of the row in id order (the tie-break of every order). */
   idRank: Int32Array;
+  /** Rows of status code `s` are `segments[s]` up to (not including) `segments[s + 1]`. */
+  segments: Int32Array;
   /** Index in LISTING_STATUSES. */
   status: Uint8Array;
   price: Float64Array;
@@ -185,19 +190,24 @@ interface Partition {
   maxDownloadMbps: Float64Array;
   transitScore: Float64Array;
   areaSlot: Uint16Array;
-  /** Rows (ascending, so by price) of each status. */
-  byStatus: Int32Array[];
-  /** Rows (ascending) of each (status, area): key `status * AREA_KEY + areaId`. */
+  /** Rows (ascending, so by price) of each (status, area): key `status * AREA_KEY + areaId`. */
   byStatusArea: Map<number, Int32Array>;
   /** Area id → slot used by `areaSlot` and area masks. */
   areaSlots: Map<number, number>;
   buildingTypeCodes: Map<string, number>;
   saleTypeCodes: Map<string, number>;
   orders: Map<string, { rank: Int32Array; byRank: Int32Array }>;
+  /** `orders` restricted to ACTIVE rows: `rank` indexed by row (< segments[1]), positions among ACTIVE rows. */
+  activeOrders: Map<string, { rank: Int32Array; byRank: Int32Array }>;
   /** Scratch for one search at a time (searches run synchronously). */
   matches: Int32Array;
   positions: Int32Array;
-  marks: Uint8Array;
+  /**
+   * Positions marked by the search in progress hold `markGeneration` (a new
+   * value per search, so marks never need clearing).
+   */
+  marks: Uint32Array;
+  markGeneration: number;
 }
 
 const AREA_KEY = 1 << 24;
@@ -234,9 +244,14 @@ class PackedIds {
   }
 }
 
+/** Sorts by status code, then price: prices are far below this, so the sum is exact and ordered. */
+const STATUS_STRIDE = 1e12;
+
 async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partition> {
   const size = raw.ids.length;
-  const byPrice = await sortIndices(size, byKey(Float64Array.from(raw.price)), slicer);
+  const statusThenPrice = Float64Array.from(raw.price, (price, i) => raw.status[i]! * STATUS_STRIDE + price);
+  /** The id-order index of each row. */
+  const byPrice = await sortIndices(size, byKey(statusThenPrice), slicer);
   await slicer.yieldIfDue();
   /** Row (price position) of each id-order index. */
   const rowOf = new Int32Array(size);
@@ -284,39 +299,33 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     maxDownloadMbps: await column(f64, raw.maxDownloadMbps),
     transitScore: await column(f64, raw.transitScore),
     areaSlot: await column((n) => new Uint16Array(n), areaSlotIds),
-    byStatus: [],
+    segments: new Int32Array(LISTING_STATUSES.length + 1),
     byStatusArea: new Map(),
     areaSlots,
     buildingTypeCodes: raw.buildingTypeCodes,
     saleTypeCodes: raw.saleTypeCodes,
     orders: new Map(),
+    activeOrders: new Map(),
     matches: new Int32Array(size),
     positions: new Int32Array(size),
-    marks: new Uint8Array(size),
+    marks: new Uint32Array(size),
+    markGeneration: 0,
   };
-  const rowsByStatus: number[][] = LISTING_STATUSES.map(() => []);
   const rowsByStatusArea = new Map<number, number[]>();
   for (let row = 0; row < size; row++) {
     const status = p.status[row]!;
-    rowsByStatus[status]!.push(row);
+    p.segments[status + 1]!++;
     const key = status * AREA_KEY + raw.areaId[byPrice[row]!]!;
     const rows = rowsByStatusArea.get(key);
     if (rows) rows.push(row);
     else rowsByStatusArea.set(key, [row]);
     if (slicer.due()) await slicer.yield();
   }
-  // Every row list is a view of one block per kind: two buffers to move across
-  // threads instead of one per (status, area) list.
-  const statusBlock = new Int32Array(size);
-  let at = 0;
-  p.byStatus = rowsByStatus.map((rows) => {
-    const view = statusBlock.subarray(at, at + rows.length);
-    view.set(rows);
-    at += rows.length;
-    return view;
-  });
+  for (let s = 1; s < p.segments.length; s++) p.segments[s]! += p.segments[s - 1]!;
+  // Every row list is a view of one block: one buffer to move across threads
+  // instead of one per (status, area) list.
   const areaBlock = new Int32Array(size);
-  at = 0;
+  let at = 0;
   for (const [key, rows] of rowsByStatusArea) {
     const view = areaBlock.subarray(at, at + rows.length);
     view.set(rows);
@@ -325,11 +334,8 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
   }
   await slicer.yieldIfDue();
 
-  // PRICE ascending is the row order itself.
-  const identity = new Int32Array(size);
-  for (let i = 0; i < size; i++) identity[i] = i;
-  await addOrders(p, 'PRICE', identity, () => false, slicer);
   const keys: Record<(typeof KEYED_SORTS)[number], readonly number[]> = {
+    PRICE: raw.price,
     RECOMMENDED: raw.rank,
     PRICE_PER_SQFT: raw.pricePerSqft,
     LISTED_AT: raw.listedAt,
@@ -384,6 +390,21 @@ async function addOrders(
       if (slicer.due()) await slicer.yield();
     }
     p.orders.set(`${sort}:${dir}`, { rank, byRank });
+    // The same order over ACTIVE rows alone (the first segment): the common
+    // search pages through a few thousand positions instead of every row's.
+    const active = p.segments[1]!;
+    const activeByRank = new Int32Array(active);
+    const activeRank = new Int32Array(active);
+    let next = 0;
+    for (let position = 0; position < n; position++) {
+      const row = byRank[position]!;
+      if (row < active) {
+        activeRank[row] = next;
+        activeByRank[next++] = row;
+      }
+      if (slicer.due()) await slicer.yield();
+    }
+    p.activeOrders.set(`${sort}:${dir}`, { rank: activeRank, byRank: activeByRank });
   }
 }
 
@@ -513,9 +534,8 @@ export async function buildPortableIndex(
     };
     const { ids, ...rest } = p;
     for (const value of Object.values(rest)) if (ArrayBuffer.isView(value)) moved(value);
-    for (const rows of rest.byStatus) moved(rows);
     for (const rows of rest.byStatusArea.values()) moved(rows);
-    for (const order of rest.orders.values()) {
+    for (const order of [...rest.orders.values(), ...rest.activeOrders.values()]) {
       moved(order.rank);
       moved(order.byRank);
     }
@@ -562,9 +582,9 @@ export class ListingIndex {
     let bytes = 0;
     for (const p of Object.values(this.partitions)) {
       for (const value of Object.values(p)) if (ArrayBuffer.isView(value)) bytes += value.byteLength;
-      for (const rows of p.byStatus) bytes += rows.byteLength;
       for (const rows of p.byStatusArea.values()) bytes += rows.byteLength;
-      for (const order of p.orders.values()) bytes += order.rank.byteLength + order.byRank.byteLength;
+      for (const order of [...p.orders.values(), ...p.activeOrders.values()])
+        bytes += order.rank.byteLength + order.byRank.byteLength;
     }
     return bytes;
   }
@@ -614,10 +634,21 @@ export class ListingIndex {
 
   search(c: SearchCriteria, limit: number, offset: number): IdPage {
     const p = this.partitions[c.listingType];
-    const lo = lowerBound(p.price, c.minPrice ?? Number.NEGATIVE_INFINITY, false);
-    const hi = lowerBound(p.price, c.maxPrice ?? Number.POSITIVE_INFINITY, true);
+    const minPrice = c.minPrice ?? Number.NEGATIVE_INFINITY;
+    const maxPrice = c.maxPrice ?? Number.POSITIVE_INFINITY;
     const filter = new RowFilter(c, p);
     const statuses = [...new Set(c.statuses)].map((s) => LISTING_STATUSES.indexOf(s as ListingStatus));
+    // Each status's rows inside the price band: a contiguous run of its segment.
+    const bandFrom = new Int32Array(LISTING_STATUSES.length);
+    const bandTo = new Int32Array(LISTING_STATUSES.length);
+    let bandRows = 0;
+    for (const status of statuses) {
+      const start = p.segments[status]!;
+      const end = p.segments[status + 1]!;
+      bandFrom[status] = lowerBound(p.price, start, end, minPrice, false);
+      bandTo[status] = lowerBound(p.price, start, end, maxPrice, true);
+      bandRows += bandTo[status]! - bandFrom[status]!;
+    }
     const matches = p.matches;
     let count = 0;
     // An area list naming every area of the partition filters nothing (e.g. all five boroughs).
@@ -627,49 +658,52 @@ export class ListingIndex {
       for (const id of areaIds) if (p.areaSlots.has(id)) known++;
       if (known === p.areaSlots.size) areaIds = null;
     }
-    // Candidate row lists: each (status, area) or each status, all ascending by row.
-    const buckets: Int32Array[] = [];
+    // Candidate row lists of each (status, area), all ascending by row.
+    const buckets: { rows: Int32Array; status: number }[] = [];
     let rowsInBuckets = 0;
-    for (const status of statuses) {
-      if (areaIds) {
+    if (areaIds) {
+      for (const status of statuses) {
         for (const id of areaIds) {
           const rows = p.byStatusArea.get(status * AREA_KEY + id);
-          if (rows) buckets.push(rows);
+          if (rows) {
+            buckets.push({ rows, status });
+            rowsInBuckets += rows.length;
+          }
         }
-      } else {
-        buckets.push(p.byStatus[status]!);
       }
     }
-    for (const rows of buckets) rowsInBuckets += rows.length;
-    if (rowsInBuckets < (hi - lo) / 2) {
-      // Selective buckets: copy each one's rows inside the price band (a contiguous run).
-      for (const rows of buckets) {
-        const from = lowerBoundRows(rows, lo);
-        const to = lowerBoundRows(rows, hi);
+    if (areaIds && rowsInBuckets < bandRows / 2) {
+      // Selective areas: copy each bucket's rows inside its status's price band (a contiguous run).
+      for (const { rows, status } of buckets) {
+        const from = lowerBoundRows(rows, bandFrom[status]!);
+        const to = lowerBoundRows(rows, bandTo[status]!);
         if (to > from) {
           matches.set(rows.subarray(from, to), count);
           count += to - from;
         }
       }
     } else {
-      // Much of the price band: one pass with status and area masks.
-      const statusMask = new Uint8Array(LISTING_STATUSES.length);
-      for (const s of statuses) statusMask[s] = 1;
+      // Much of the band: one pass over each status's band, with an area mask when areas were asked.
       const areas = areaIds ? areaMask(p, areaIds) : null;
       const areaSlot = p.areaSlot;
-      const status = p.status;
-      for (let row = lo; row < hi; row++) {
-        if (statusMask[status[row]!] !== 1) continue;
-        if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
-        matches[count++] = row;
+      for (const status of statuses) {
+        const to = bandTo[status]!;
+        if (areas === null) {
+          for (let row = bandFrom[status]!; row < to; row++) matches[count++] = row;
+        } else {
+          for (let row = bandFrom[status]!; row < to; row++) {
+            if (areas[areaSlot[row]!] === 1) matches[count++] = row;
+          }
+        }
       }
     }
     if (!filter.passesAll) count = filter.narrow(matches, count);
     const activeOnly = statuses.length === 1 && statuses[0] === 0;
+    const orderKey = `${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`;
     const rows =
       c.sort === 'DAYS_ON_MARKET' && !activeOnly
         ? pageByDaysOnMarket(p, c, count, limit, offset)
-        : pageByOrder(p, p.orders.get(`${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`)!, count, limit, offset);
+        : pageByOrder(p, (activeOnly ? p.activeOrders : p.orders).get(orderKey)!, count, limit, offset);
     return {
       ids: rows.map((row) => p.ids.at(row)),
       total: count,
@@ -688,33 +722,46 @@ function pageByOrder(
   const matches = p.matches;
   const { rank, byRank } = order;
   if (offset >= count) return [];
-  // Sorting the matches' positions costs ~count·log(count); reading a bitmap up
-  // to the page costs ~(offset + limit)·size/count positions plus one mark per match.
-  const sortCost = count * Math.log2(count + 1) * 2;
-  const scanCost = count + ((offset + limit) * p.size) / count / 4;
+  // One pass over the matches: their positions (for a sort), marked (for a
+  // scan), and the span they cover.
+  if (p.markGeneration >= 0xffff_ffff) {
+    p.marks.fill(0);
+    p.markGeneration = 0;
+  }
+  const generation = ++p.markGeneration;
+  const marks = p.marks;
+  const positions = p.positions;
+  let first = Number.POSITIVE_INFINITY;
+  let last = -1;
+  for (let k = 0; k < count; k++) {
+    const position = rank[matches[k]!]!;
+    positions[k] = position;
+    marks[position] = generation;
+    if (position < first) first = position;
+    if (position > last) last = position;
+  }
+  // Sorting the positions costs ~count·log(count); reading the marks from the
+  // first match costs the share of the matches' span the page covers (a price
+  // band in price order is a narrow span; a wide search in another order
+  // spreads over all rows).
+  const sortCost = count * Math.log2(count + 1);
+  const scanCost = ((offset + limit) / count) * (last - first + 1);
   if (sortCost <= scanCost) {
-    const positions = p.positions;
-    for (let k = 0; k < count; k++) positions[k] = rank[matches[k]!]!;
     const page = positions
       .subarray(0, count)
       .sort()
       .subarray(offset, offset + limit);
     return Array.from(page, (position) => byRank[position]!);
   }
-  // Many matches: mark their positions, then read the marks in order up to the
-  // page (linear, no sort of the matches).
-  const marks = p.marks;
-  for (let k = 0; k < count; k++) marks[rank[matches[k]!]!] = 1;
   const out: number[] = [];
   let seen = 0;
   const end = Math.min(count, offset + limit);
-  for (let position = 0; position < marks.length && seen < end; position++) {
-    if (marks[position] === 1) {
+  for (let position = first; position <= last && seen < end; position++) {
+    if (marks[position] === generation) {
       if (seen >= offset) out.push(byRank[position]!);
       seen++;
     }
   }
-  for (let k = 0; k < count; k++) marks[rank[matches[k]!]!] = 0;
   return out;
 }
 
@@ -785,10 +832,10 @@ function areaMask(p: Partition, areaIds: readonly number[]): Uint8Array {
   return mask;
 }
 
-/** First row whose price is ≥ `price` (or > it when `after`). */
-function lowerBound(prices: Float64Array, price: number, after: boolean): number {
-  let lo = 0;
-  let hi = prices.length;
+/** First row in [from, to) (ascending by price) whose price is ≥ `price` (or > it when `after`). */
+function lowerBound(prices: Float64Array, from: number, to: number, price: number, after: boolean): number {
+  let lo = from;
+  let hi = to;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     const value = prices[mid]!;

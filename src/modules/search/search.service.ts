@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
 import type { Freshness } from '../../domain/freshness.ts';
@@ -13,6 +14,7 @@ import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import { type CachedJson, VersionedJsonCache } from '../../platform/versioned-json-cache.ts';
 import type { AreaTree } from '../../reference/areas.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
@@ -121,6 +123,13 @@ export class SearchService {
 
   /** The read model answering searches; possibly one data version old while its successor builds. */
   private index: ListingIndex | null = null;
+  /**
+   * Spaces index rebuilds (see RebuildPacer): while refresh cycles change the
+   * data every second, searches see an index at most one build plus one gap
+   * old (seconds at the demo's full scale) instead of the index worker
+   * rebuilding without pause on a core that requests need.
+   */
+  private readonly pacer = new RebuildPacer();
   /** The running build loop (single-flight), until the index matches `latestVersion`. */
   private building: Promise<void> | null = null;
   /** The data version most recently asked for. */
@@ -274,12 +283,18 @@ export class SearchService {
 
   private async buildUntilCurrent(): Promise<void> {
     while (this.latestVersion !== null && this.index?.version !== this.latestVersion) {
+      // Only rebuilds are paced: the first index is wanted as soon as possible.
+      if (this.index !== null) await this.pacer.wait();
       const version = this.latestVersion;
+      if (version === null || this.closed) return;
+      const started = performance.now();
       try {
         this.index = await this.buildIndex(version);
       } catch {
         // Searches keep the index they have (or SQL before the first); the next version change tries again.
         return;
+      } finally {
+        this.pacer.finished(started);
       }
     }
   }
@@ -310,32 +325,56 @@ export class SearchService {
   /**
    * The part of the data version the index is read from: listings of both
    * types and buildings (with their scores). Other scopes (detail, areas) do
-   * not touch its columns, so they do not cost a rebuild; the serialized
-   * summaries, which do depend on them, follow the full data version.
+   * not touch its columns, so they do not cost a rebuild (a detail write also
+   * rewrites the listing row, moving its search scope).
    */
   private async indexVersion(): Promise<string> {
     const times = await Promise.all(INDEX_SCOPES.map((scope) => this.dataVersion.changedAt(scope)));
     return INDEX_SCOPES.map((scope, i) => `${scope}=${times[i]}`).join(';');
   }
 
-  private async idPage(criteria: SearchCriteria, limit: number, offset: number): Promise<IdPage> {
+  /**
+   * The page's ids, and the snapshot they were read from: the serving index's
+   * version, or the data version when SQL answered (no index yet, or
+   * SEARCH_INDEX=false).
+   */
+  private async idPage(
+    criteria: SearchCriteria,
+    limit: number,
+    offset: number,
+    dataVersion: string,
+  ): Promise<IdPage & { snapshot: string }> {
     if (this.useIndex) {
       const version = await this.indexVersion();
       if (this.index?.version !== version) void this.prepareIndex(version);
-      if (this.index) return this.index.search(criteria, limit, offset);
+      const index = this.index;
+      if (index) return { ...index.search(criteria, limit, offset), snapshot: `index:${index.version}` };
     }
-    return searchListingIds(this.db, this.dialect, criteria, limit, offset);
+    return {
+      ...(await searchListingIds(this.db, this.dialect, criteria, limit, offset)),
+      snapshot: `data:${dataVersion}`,
+    };
   }
 
+  /**
+   * Serialized summaries are cached for the snapshot the ids came from: an
+   * index answers with the listings as they were when it was read, so their
+   * summaries are kept until the next index is swapped in (paced, see
+   * RebuildPacer) rather than dropped at every data-version move — a refresh
+   * cycle a second would otherwise empty the cache as fast as searches fill
+   * it. A summary is at least as new as the index that listed it (it is read
+   * after), and a change to any column it shows moves a search scope (detail
+   * writes rewrite the listing row), hence the index version.
+   */
   async search(
     criteria: SearchCriteria,
     page: number,
     perPage: number,
     dataVersion: string,
   ): Promise<SearchPage> {
-    const { ids, total } = await this.idPage(criteria, perPage, (page - 1) * perPage);
+    const { ids, total, snapshot } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
     const nowMs = criteria.now.getTime();
-    this.cache.useVersion(dataVersion);
+    this.cache.useVersion(snapshot);
     const found = ids.map((id) => this.cache.get(id, nowMs));
     const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length > 0) {
@@ -357,7 +396,7 @@ export class SearchService {
           detailScraped: summary.detailScraped,
           validUntil: daysOnMarketValidUntil(row, criteria.now),
         };
-        this.cache.set(row.id, entry, dataVersion);
+        this.cache.set(row.id, entry, snapshot);
         fresh.set(row.id, entry);
       }
       ids.forEach((id, i) => {

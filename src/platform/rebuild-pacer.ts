@@ -1,0 +1,42 @@
+import { performance } from 'node:perf_hooks';
+
+/**
+ * Spaces out rebuilds of a derived read model (the search index, market
+ * caches) that follow a data source changing faster than the model can be
+ * rebuilt usefully: after a rebuild that took `d` ms, the next one may start
+ * `factor × d` ms after it ended (at most `maxGapMs`). With factor 2, rebuilds
+ * take at most a third of the time of the thread they run on, however often
+ * the data changes — a refresh cycle every second no longer keeps a core busy
+ * with index builds, competing with requests.
+ *
+ * The price is staleness: the model may lag the store by up to one rebuild
+ * plus one gap (at the demo's full scale, seconds). The model served meanwhile
+ * is the previous complete one, never a half-built one. Pacing is on real
+ * time (it is about CPU), not on the market clock.
+ */
+export class RebuildPacer {
+  private earliestNext = 0;
+
+  constructor(
+    private readonly factor = 2,
+    private readonly maxGapMs = 30_000,
+  ) {}
+
+  /** Records a finished rebuild that ran from `startedAt` (performance.now()) until now. */
+  finished(startedAt: number): void {
+    const ended = performance.now();
+    const gap = Math.min(this.maxGapMs, Math.max(0, (ended - startedAt) * this.factor));
+    this.earliestNext = ended + gap;
+  }
+
+  /** How long until the next rebuild may start (0 when it may start now). */
+  delayMs(): number {
+    return Math.max(0, this.earliestNext - performance.now());
+  }
+
+  /** Resolves when the next rebuild may start. */
+  async wait(): Promise<void> {
+    const delay = this.delayMs();
+    if (delay > 0) await new Promise<void>((resolve) => setTimeout(resolve, delay).unref());
+  }
+}
