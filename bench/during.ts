@@ -29,6 +29,7 @@ import { openConfiguredStore, prepareStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import { readDemoRecord } from '../src/demo/market/load.ts';
 import { DataVersion } from '../src/modules/freshness/data-version.ts';
+import { MAX_RESULT_WINDOW } from '../src/modules/search/search.service.ts';
 import { HOUR_MS, ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { type BenchConfig, REPO_ROOT } from './config.ts';
@@ -223,12 +224,14 @@ const COSTLY_PER_PAGE = 10;
 
 /**
  * One costly request: a random query of `COSTLY_QUERIES` at a deep page, in
- * the last half of its pages (`totals`: its match count, learned first), the
- * deepest being the costliest for offset paging.
+ * the last half of the pages it serves (`totals`: its match count, learned
+ * first; at most the service's result window of 10,000), the deepest being
+ * the costliest for offset paging.
  */
 export function costlyPath(rng: Rng, totals: readonly number[]): string {
   const i = randomInt(rng, 0, COSTLY_QUERIES.length - 1);
-  const last = Math.max(1, Math.ceil((totals[i] ?? 0) / COSTLY_PER_PAGE));
+  const served = Math.min(totals[i] ?? 0, MAX_RESULT_WINDOW);
+  const last = Math.max(1, Math.ceil(served / COSTLY_PER_PAGE));
   const page = randomInt(rng, Math.ceil(last / 2), last);
   return `${COSTLY_QUERIES[i]}&page=${page}&perPage=${COSTLY_PER_PAGE}`;
 }

@@ -27,6 +27,7 @@ import {
 import { runScenario, type ScenarioResult } from './runner.ts';
 import { baselineScenario, type Scenario, searchFiveAreasPath, serviceScenarios } from './scenarios.ts';
 import { killServiceNow, type RunningService, startService, stopService } from './service.ts';
+import { checkWebhookTargets, formatWebhooks, runWebhookBench, type WebhookBenchResult } from './webhooks.ts';
 
 // Progress goes to stderr so stdout carries only the results (pipeable into a file or PR comment).
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -194,11 +195,16 @@ async function main(): Promise<void> {
   // The refresh pipeline, with the service stopped (it owns the store while running).
   // `--during` measures the request thread under background work instead.
   const pipeline = config.during ? undefined : await runPipelineBench(config, log);
+  // Webhooks (issue 13): delivery throughput and change-to-delivery latency, also with the service stopped.
+  const webhooks: WebhookBenchResult | undefined = config.during
+    ? undefined
+    : await runWebhookBench(config, log);
 
   const { baselineReqPerSec, rated } = rate(results);
   const targets: TargetCheck[] = [
     ...checkTargets(rated),
     ...(pipeline ? checkPipelineTargets(pipeline) : []),
+    ...(webhooks ? checkWebhookTargets(webhooks) : []),
   ];
   if (during)
     for (const row of during.rows)
@@ -208,7 +214,7 @@ async function main(): Promise<void> {
           pass: row.met,
           detail: `p99 ${row.p99Ms.toFixed(1)} ms (idle ${row.idleP99Ms.toFixed(1)}), max ${row.maxMs.toFixed(1)} ms${row.covered ? '' : ' (pressure not going throughout)'}`,
         });
-  const report: BenchReport = {
+  const report: BenchReport & { webhooks?: WebhookBenchResult } = {
     startedAt,
     finishedAt: new Date().toISOString(),
     settings: {
@@ -235,6 +241,7 @@ async function main(): Promise<void> {
     baselineReqPerSec,
     scenarios: rated,
     pipeline,
+    webhooks,
     during,
     targets,
   };
@@ -247,6 +254,7 @@ async function main(): Promise<void> {
   const sections = [
     formatTable(rated),
     pipeline ? formatPipeline(pipeline) : '',
+    webhooks ? formatWebhooks(webhooks) : '',
     during ? `Under background work (--during), beside the idle figures:\n\n${formatDuring(during)}` : '',
     formatTargets(targets),
   ];

@@ -20,11 +20,15 @@ import type { Config } from './config.ts';
 import { DemoPhotoSource } from './demo/photo-source.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import { createHttpServer, type HttpApp, loggerOptions } from './http/server.ts';
+import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './jobs/deliveries/delivery-worker.ts';
+import { watcherChangeSink } from './jobs/deliveries/watcher-deliveries.ts';
+import { withWebhookDelivery } from './jobs/deliveries/with-deliveries.ts';
 import { createJobs, type Jobs } from './jobs/jobs.ts';
 import { MarketSnapshotJob, readCoverage } from './jobs/market-snapshots.ts';
 import { SERVING_BATCH_SIZE } from './jobs/refresh/listing-writer.ts';
 import { Refresher, type RefresherOptions } from './jobs/refresh/refresher.ts';
 import { ScoresJob } from './jobs/scores.ts';
+import { WatcherPoller } from './jobs/watchers/watcher-poller.ts';
 import { createWorkerJobs } from './jobs/worker/worker-jobs.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { ADMIN_SCHEMAS } from './modules/admin/admin.schema.ts';
@@ -36,6 +40,9 @@ import { buildingRoutes } from './modules/building/building.routes.ts';
 import { BUILDING_SCHEMAS } from './modules/building/building.schema.ts';
 import { BuildingService } from './modules/building/building.service.ts';
 import { ListingEventPayloadSchema } from './modules/events/event-catalogue.ts';
+import { eventRoutes } from './modules/events/events.routes.ts';
+import { EVENTS_SCHEMAS } from './modules/events/events.schema.ts';
+import { EventFeedService } from './modules/events/events.service.ts';
 import { DataVersion } from './modules/freshness/data-version.ts';
 import { FreshnessPolicy } from './modules/freshness/freshness-policy.ts';
 import { noUpstream, type RefreshPort } from './modules/freshness/refresh-port.ts';
@@ -44,6 +51,8 @@ import { HealthService, type HealthSources } from './modules/health/health.servi
 import { marketCachesProbe, ReadinessRegistry, searchIndexProbe } from './modules/health/readiness.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
 import { LocalSubscriptionProvider, type SubscriptionProvider } from './modules/keys/subscriptions.ts';
+import { listingStreamRoutes } from './modules/listings/listing-stream.routes.ts';
+import { ListingStreamService } from './modules/listings/listing-stream.service.ts';
 import { marketRoutes } from './modules/market/market.routes.ts';
 import { MARKET_SCHEMAS } from './modules/market/market.schema.ts';
 import { MarketService } from './modules/market/market.service.ts';
@@ -62,10 +71,19 @@ import { SearchService } from './modules/search/search.service.ts';
 import { usageRoutes } from './modules/usage/usage.routes.ts';
 import { UsageSchema } from './modules/usage/usage.schema.ts';
 import { UsageService } from './modules/usage/usage.service.ts';
+import { WatcherStreams } from './modules/watchers/watcher-streams.ts';
+import { WatcherTargets } from './modules/watchers/watcher-targets.ts';
+import { watcherRoutes } from './modules/watchers/watchers.routes.ts';
+import { WATCHER_SCHEMAS } from './modules/watchers/watchers.schema.ts';
+import { WatchersService } from './modules/watchers/watchers.service.ts';
+import { webhookRoutes } from './modules/webhooks/webhooks.routes.ts';
+import { WEBHOOK_SCHEMAS } from './modules/webhooks/webhooks.schema.ts';
+import { WebhooksService } from './modules/webhooks/webhooks.service.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
 import { createLimits, type Limits } from './platform/limits/limits.ts';
 import type { ProcessLease } from './platform/limits/process-lease.ts';
+import { systemResolver } from './platform/outbound/destination.ts';
 import { AreaTree } from './reference/areas.ts';
 import type { ListingSource } from './upstream/source.ts';
 
@@ -127,6 +145,10 @@ export interface ComposeOptions {
   photoSource?: PhotoSource;
   /** The process logger; one is made from the configuration when not given. */
   log?: Logger;
+  /** Webhook delivery seams (tests: a resolver and connector that never leave loopback, jitter, polling). */
+  webhookDelivery?: Partial<
+    Pick<DeliveryWorkerOptions, 'resolver' | 'connector' | 'random' | 'pollMs' | 'concurrency' | 'timeoutMs'>
+  >;
 }
 
 /** Every service, built once. Route plugins receive only the ones they use. */
@@ -155,6 +177,18 @@ export interface Services {
   /** The refresh pipeline as read paths see it (background and live refreshes). */
   readonly refresher: RefreshPort;
   readonly health: HealthService;
+  /** The HTTP change feed over the event log (`GET /v1/events`, `/v1/events/stream`). */
+  readonly events: EventFeedService;
+  /** The listing SSE stream (`GET /v1/listing/{id}`): stored, then live through the refresher. */
+  readonly listingStream: ListingStreamService;
+  /** Webhook subscriptions (`/v1/webhooks`). */
+  readonly webhooks: WebhooksService;
+  /** Fans events out to subscriptions and delivers them; started and stopped with the jobs. */
+  readonly webhookDelivery: WebhookDeliveryWorker;
+  /** Watchers (`/v1/watchers`): CRUD, recorded changes and their streams. */
+  readonly watchers: WatchersService;
+  /** Polls due watchers; started and stopped with the jobs (tests call `pollDue()`). */
+  readonly watcherPoller: WatcherPoller;
 }
 
 export interface Composition {
@@ -250,6 +284,46 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
     jobs: () => jobs.status(),
     coverage: () => readCoverage(store.db),
   };
+  const webhookPolicy = config.webhooks;
+  const webhookDelivery = new WebhookDeliveryWorker({
+    db: store.db,
+    dialect: store.dialect,
+    wallClock,
+    areaTree,
+    policy: webhookPolicy,
+    log,
+    ...options.webhookDelivery,
+  });
+  // New events from this process's jobs worker move the data version: fan them out now, not at the next idle look.
+  dataVersion.onInvalidate(() => webhookDelivery.nudge());
+  // Watchers: a recorded change is queued for the owner's `watcher.change`
+  // webhooks in the recording transaction, then reaches this process's streams.
+  const watcherStreams = new WatcherStreams();
+  const watcherTargets = new WatcherTargets({
+    db: store.db,
+    refresher,
+    building: () => services.building,
+    search,
+    liveTimeoutMs: config.upstream.liveTimeoutMs,
+  });
+  const watchers = new WatchersService({
+    db: store.db,
+    wallClock,
+    targets: watcherTargets,
+    search,
+    streams: watcherStreams,
+    sink: watcherChangeSink({ streams: watcherStreams, wallClock, nudge: () => webhookDelivery.nudge() }),
+    log,
+  });
+  const watcherPoller = new WatcherPoller({
+    db: store.db,
+    wallClock,
+    watchers,
+    targets: watcherTargets,
+    quota: limits.quota,
+    tierLimits: config.tierLimits,
+    log,
+  });
   const services: Services = {
     config,
     marketClock,
@@ -310,6 +384,26 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
       config.version,
       marketClock,
     ),
+    events: new EventFeedService(store.db, areaTree, dataVersion),
+    listingStream: new ListingStreamService(
+      store.db,
+      areaTree,
+      marketClock,
+      refresher,
+      { photoBaseUrl: config.photoBaseUrl, publicUrl: config.publicUrl },
+      config.upstream.liveTimeoutMs,
+    ),
+    webhooks: new WebhooksService({
+      db: store.db,
+      wallClock,
+      areaTree,
+      policy: webhookPolicy,
+      resolver: options.webhookDelivery?.resolver ?? systemResolver,
+      onQueued: () => webhookDelivery.nudge(),
+    }),
+    webhookDelivery,
+    watchers,
+    watcherPoller,
   };
 
   const jobs =
@@ -328,9 +422,21 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
   let closing: Promise<void> | null = null;
   return {
     services,
-    jobs,
+    // The watcher poller starts and stops with the delivery worker (after listen, before the store closes).
+    jobs: withWebhookDelivery(jobs, {
+      start: () => {
+        webhookDelivery.start();
+        watcherPoller.start();
+      },
+      stop: async () => {
+        await watcherPoller.stop();
+        await webhookDelivery.stop();
+      },
+    }),
     close: () => {
       closing ??= (async () => {
+        await watcherPoller.stop();
+        await webhookDelivery.stop();
         await jobs.stop();
         await pipeline?.idle();
         await search.close();
@@ -365,6 +471,9 @@ export const COMPONENT_SCHEMAS: readonly TSchema[] = [
   UsageSchema,
   ...ADMIN_SCHEMAS,
   ListingEventPayloadSchema,
+  ...EVENTS_SCHEMAS,
+  ...WEBHOOK_SCHEMAS,
+  ...WATCHER_SCHEMAS,
 ];
 
 export interface AppOptions {
@@ -409,6 +518,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         wallClock: services.wallClock,
       });
       await v1.register(photoApiRoutes, { photos: services.photos });
+      await v1.register(eventRoutes, { events: services.events, idleTimeoutMs: config.http.idleTimeoutMs });
+      await v1.register(listingStreamRoutes, { listingStream: services.listingStream });
+      await v1.register(webhookRoutes, { webhooks: services.webhooks, publicUrl });
+      await v1.register(watcherRoutes, {
+        watchers: services.watchers,
+        publicUrl,
+        idleTimeoutMs: config.http.idleTimeoutMs,
+      });
     },
     { prefix: '/v1' },
   );

@@ -104,6 +104,13 @@ export interface Config {
   };
   /** Run the scheduled refresh cycles (search 4–6 h, buildings 24 h, scaled by SIM_SPEED in the demo). */
   readonly refresh: boolean;
+  /** Outbound webhook deliveries (SSRF policy): both off by default. */
+  readonly webhooks: {
+    /** Plain http URLs accepted (local development). */
+    readonly allowHttp: boolean;
+    /** Hosts let through the public-address check, lowercased. */
+    readonly allowedHosts: readonly string[];
+  };
 }
 
 /**
@@ -166,6 +173,14 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
       port: readVariable(env, 'SIM_PORT'),
     }),
     refresh: readVariable(env, 'REFRESH'),
+    webhooks: Object.freeze({
+      allowHttp: readVariable(env, 'WEBHOOK_ALLOW_HTTP'),
+      allowedHosts: Object.freeze(
+        (readVariable(env, 'WEBHOOK_ALLOWED_HOSTS') ?? []).map((host) =>
+          host.toLowerCase().replace(/^\[(.*)\]$/, '$1'),
+        ),
+      ),
+    }),
   });
 }
 

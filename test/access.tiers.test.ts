@@ -46,6 +46,29 @@ const SAMPLES: Record<string, { path: string; body?: unknown }> = {
     body: { status: 'disabled' },
   },
   'DELETE /v1/admin/keys/:id': { path: '/v1/admin/keys/00000000-0000-4000-8000-000000000000' },
+  // Change feed and streams: stream samples send no Accept header, so they answer 406 after access control.
+  'GET /v1/events': { path: '/v1/events?limit=1' },
+  'GET /v1/events/stream': { path: '/v1/events/stream' },
+  'GET /v1/listing/:id': { path: '/v1/listing/1' },
+  // Webhook samples change nothing: an invalid body, or an id no subscription has.
+  'POST /v1/webhooks': { path: '/v1/webhooks', body: {} },
+  'GET /v1/webhooks': { path: '/v1/webhooks' },
+  'GET /v1/webhooks/:id': { path: '/v1/webhooks/wh_none' },
+  'PATCH /v1/webhooks/:id': { path: '/v1/webhooks/wh_none', body: { active: false } },
+  'DELETE /v1/webhooks/:id': { path: '/v1/webhooks/wh_none' },
+  'GET /v1/webhooks/:id/deliveries': { path: '/v1/webhooks/wh_none/deliveries' },
+  'POST /v1/webhooks/:id/test': { path: '/v1/webhooks/wh_none/test' },
+  'POST /v1/webhooks/:id/rotate-secret': { path: '/v1/webhooks/wh_none/rotate-secret' },
+  'POST /v1/webhooks/:id/deliveries/:deliveryId/retry': {
+    path: '/v1/webhooks/wh_none/deliveries/whd_none/retry',
+  },
+  // Watcher samples change nothing: an invalid body, or an id no watcher has (the stream sample sends no Accept: 406).
+  'POST /v1/watchers': { path: '/v1/watchers', body: {} },
+  'GET /v1/watchers': { path: '/v1/watchers' },
+  'GET /v1/watchers/:id': { path: '/v1/watchers/none' },
+  'PATCH /v1/watchers/:id': { path: '/v1/watchers/none', body: { status: 'paused' } },
+  'DELETE /v1/watchers/:id': { path: '/v1/watchers/none' },
+  'GET /v1/watchers/:id/stream': { path: '/v1/watchers/none/stream' },
 };
 
 /** Routes outside access control altogether: the documentation only. */

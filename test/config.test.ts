@@ -90,6 +90,7 @@ describe('config', () => {
       upstream: { url: undefined, token: undefined, timeoutMs: 10_000, liveTimeoutMs: 5_000, retries: 3 },
       simulator: { enabled: true, speed: 60, faultRate: 0, latency: true, port: 0 },
       refresh: true,
+      webhooks: { allowHttp: false, allowedHosts: [] },
     });
   });
 

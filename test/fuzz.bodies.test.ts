@@ -1,6 +1,7 @@
 /**
  * Hostile JSON bodies on every route that takes one (the admin API's key
- * writes), found through the route table and the OpenAPI document. Besides
+ * writes, webhook subscriptions, watchers), found through the route table and the
+ * OpenAPI document. Besides
  * the clean-answer contract (no 5xx, no hang, bounded size, every 4xx the
  * envelope naming a field), bodies are never coerced: a key is issued only
  * from exactly the types the schema declares.
@@ -26,22 +27,51 @@ const SEED = 20261102;
 let t: TestApp;
 let writes: Operation[];
 let victimId: string;
+/** A subscription and a watcher of the INTERNAL caller's account, so PATCH reaches body validation. */
+let webhookId: string;
+let watcherId: string;
+
+/** A public address literal: registration accepts it without DNS, and no test starts the delivery worker. */
+const WEBHOOK_URL = 'https://93.184.216.34/hooks/stoop';
 
 beforeAll(async () => {
   t = await createTestApp({ scale: 0, env: { RATE_LIMIT_FREE: '10000000', MONTHLY_QUOTA_FREE: '10000000' } });
   writes = (await apiOperations(t)).operations.filter((o) => o.bodyFields.length > 0);
   victimId = (await t.ctx.subscriptions.issue({ accountId: 'fuzz-body-victim', tier: 'PRO' })).id;
+  const created = await send(t, t.internalKey, 'POST', '/v1/webhooks', {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: WEBHOOK_URL, events: ['listing.created'] }),
+  });
+  expect(created.status, created.text).toBe(200);
+  webhookId = (JSON.parse(created.text) as { data: { id: string } }).data.id;
+  // The store holds no listings here: a search watcher is the one with a target.
+  const watcher = await send(t, t.internalKey, 'POST', '/v1/watchers', {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(WATCHER_BODY),
+  });
+  expect(watcher.status, watcher.text).toBe(201);
+  watcherId = (JSON.parse(watcher.text) as { data: { id: string } }).data.id;
 });
 afterAll(async () => {
   await t?.close();
 });
 
+const WATCHER_BODY = { watchType: 'search', searchFilters: { listingType: 'rental' }, pollInterval: 3600 };
+
+const isWebhookRoute = (operation: Operation) => operation.path.startsWith('/v1/webhooks');
+const isWatcherRoute = (operation: Operation) => operation.path.startsWith('/v1/watchers');
+
 function targetOf(operation: Operation): string {
-  return operation.path.replace('{id}', victimId);
+  const id = isWebhookRoute(operation) ? webhookId : isWatcherRoute(operation) ? watcherId : victimId;
+  return operation.path.replace('{id}', id);
 }
 
 /** A valid body per operation: the fuzzers replace one field at a time. */
 function validBody(operation: Operation): Record<string, unknown> {
+  if (isWebhookRoute(operation)) {
+    return operation.method === 'POST' ? { url: WEBHOOK_URL, events: ['listing.created'] } : { active: true };
+  }
+  if (isWatcherRoute(operation)) return operation.method === 'POST' ? WATCHER_BODY : { status: 'active' };
   return operation.method === 'POST' ? { account: 'fuzz-body', tier: 'FREE' } : { tier: 'PRO' };
 }
 
@@ -141,7 +171,11 @@ describe('hostile JSON bodies', () => {
   it('the body routes are found from the route table', () => {
     expect(writes.map((o) => `${o.method} ${o.path}`).sort()).toEqual([
       'PATCH /v1/admin/keys/{id}',
+      'PATCH /v1/watchers/{id}',
+      'PATCH /v1/webhooks/{id}',
       'POST /v1/admin/keys',
+      'POST /v1/watchers',
+      'POST /v1/webhooks',
     ]);
   });
 
@@ -198,9 +232,24 @@ describe('hostile JSON bodies', () => {
     const fieldValue = fc.oneof(fc.constantFrom(...HOSTILE_FIELD_VALUES), fc.jsonValue({ maxDepth: 3 }));
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom(0, 1),
+        fc.nat(),
         fc.dictionary(
-          fc.constantFrom('account', 'tier', 'status', 'subscriptionEndsAt', 'other'),
+          fc.constantFrom(
+            'account',
+            'tier',
+            'status',
+            'subscriptionEndsAt',
+            'url',
+            'events',
+            'filters',
+            'active',
+            'watchType',
+            'listingId',
+            'buildingId',
+            'searchFilters',
+            'pollInterval',
+            'other',
+          ),
           fieldValue,
         ),
         fc.boolean(),

@@ -30,6 +30,9 @@ import { createTestApp, type TestApp } from './support/app.ts';
 /** Fixed, so a failure replays exactly. */
 const SEED = 20261101;
 
+/** A public address literal: registration accepts it without DNS, and no test starts the delivery worker. */
+const WEBHOOK_URL = 'https://93.184.216.34/hooks/stoop';
+
 let t: TestApp;
 let operations: Operation[];
 let undocumented: string[];
@@ -55,12 +58,29 @@ beforeAll(async () => {
   };
   const withPhoto = search.data.find((item) => item.leadPhotoKey !== null)!;
   const keyId = (await t.ctx.subscriptions.issue({ accountId: 'fuzz-victim', tier: 'PRO' })).id;
+  const webhook = await send(t, t.internalKey, 'POST', '/v1/webhooks', {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: WEBHOOK_URL, events: ['listing.created'] }),
+  });
+  expect(webhook.status, webhook.text).toBe(200);
+  const webhookId = (JSON.parse(webhook.text) as { data: { id: string } }).data.id;
+  const watcher = await send(t, t.internalKey, 'POST', '/v1/watchers', {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ watchType: 'listing', listingId: listing.id, pollInterval: 3600 }),
+  });
+  expect(watcher.status, watcher.text).toBe(201);
+  const watcherId = (JSON.parse(watcher.text) as { data: { id: string } }).data.id;
   examples = (operation, parameter) => {
     switch (parameter.name) {
       case 'id':
-        if (operation.path.startsWith('/v1/property/')) return listing.id;
+        if (operation.path.startsWith('/v1/property/') || operation.path.startsWith('/v1/listing/'))
+          return listing.id;
         if (operation.path.startsWith('/v1/building/')) return listing.building_id;
+        if (operation.path.startsWith('/v1/webhooks/')) return webhookId;
+        if (operation.path.startsWith('/v1/watchers/')) return watcherId;
         return keyId;
+      case 'deliveryId':
+        return 'whd_none';
       case 'key':
         return withPhoto.leadPhotoKey!;
       case 'url':
@@ -110,6 +130,20 @@ function namedBy(operation: Operation): Set<string> {
  * (which has no parameter) issues a key.
  */
 function requestInit(operation: Operation): RequestInit {
+  if (operation.streamOnly) return { headers: { accept: 'text/event-stream' } };
+  if (operation.path.startsWith('/v1/watchers')) {
+    if (operation.method !== 'PATCH') return {};
+    return { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'active' }) };
+  }
+  if (operation.path.startsWith('/v1/webhooks')) {
+    const body =
+      operation.method === 'PATCH'
+        ? { active: true }
+        : operation.method === 'POST' && operation.path === '/v1/webhooks'
+          ? { url: WEBHOOK_URL, events: ['listing.created'] }
+          : undefined;
+    return body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {};
+  }
   if (operation.method !== 'PATCH' && operation.method !== 'POST') return {};
   const body = operation.method === 'POST' ? { account: 'fuzz-issued', tier: 'FREE' } : { tier: 'PRO' };
   return { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };

@@ -37,6 +37,8 @@ export interface Operation {
   bodyFields: string[];
   /** Hidden from the OpenAPI document (a wildcard fallback route): fuzzed through its wildcard only. */
   hidden: boolean;
+  /** Answers only `text/event-stream` (406 without it in Accept): called with that Accept, the stream left unread. */
+  streamOnly: boolean;
 }
 
 interface OpenApiDocument {
@@ -45,8 +47,9 @@ interface OpenApiDocument {
     Record<
       string,
       {
-        parameters?: Parameter[];
+        parameters?: (Omit<Parameter, 'in'> & { in: Parameter['in'] | 'header' })[];
         requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+        responses?: Record<string, { content?: Record<string, unknown> }>;
       }
     >
   >;
@@ -73,13 +76,16 @@ export async function apiOperations(
     const path = openApiPath(route.url);
     const operation = document.paths[path]?.[route.method.toLowerCase()];
     if (operation) {
+      const success = Object.keys(operation.responses?.['200']?.content ?? {});
       operations.push({
         method: route.method,
         path,
         access: route.access,
-        parameters: operation.parameters ?? [],
+        // Header parameters (Last-Event-ID) are not URL input: their own tests cover them.
+        parameters: (operation.parameters ?? []).filter((p): p is Parameter => p.in !== 'header'),
         bodyFields: Object.keys(operation.requestBody?.content['application/json']?.schema.properties ?? {}),
         hidden: false,
+        streamOnly: success.length > 0 && success.every((type) => type === 'text/event-stream'),
       });
     } else if (path.endsWith('/*')) {
       operations.push({
@@ -89,6 +95,7 @@ export async function apiOperations(
         parameters: [],
         bodyFields: [],
         hidden: true,
+        streamOnly: false,
       });
     } else {
       undocumented.push(`${route.method} ${route.url}`);
@@ -253,6 +260,11 @@ export async function send(
     });
   } catch (error) {
     throw new Error(`${method} ${target.slice(0, 200)} did not answer: ${String(error)}`);
+  }
+  if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    // An open stream: its status and headers are the answer; the events are the stream tests' business.
+    await response.body?.cancel();
+    return { status: response.status, headers: response.headers, text: '', bytes: 0 };
   }
   const buffer = Buffer.from(await response.arrayBuffer());
   return {

@@ -21,6 +21,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
+import { baseJobs } from '../src/jobs/deliveries/with-deliveries.ts';
 import {
   LISTINGS_HIGH_WATER_MARK,
   writeHighWaterMark,
@@ -186,7 +187,7 @@ describe('background jobs on a serving process', () => {
   }, 240_000);
 
   it('restarts a worker that dies, without failing the process, and serves meanwhile', async () => {
-    const jobs = server.jobs;
+    const jobs = baseJobs(server.jobs);
     if (!(jobs instanceof WorkerJobs)) throw new Error('the server runs its jobs in-process');
     const before = jobs.restarts;
     await jobs.thread?.terminate();

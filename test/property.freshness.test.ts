@@ -83,7 +83,7 @@ beforeEach(async () => {
   t.clock.set(TEST_NOW);
   await t.store.db
     .updateTable('listings')
-    .set({ price: row.price, refreshed_at: row.refreshed_at })
+    .set((eb) => ({ price: row.price, refreshed_at: row.refreshed_at, revision: eb('revision', '+', 1) }))
     .where('id', '=', row.id)
     .execute();
   await dataChanged();
@@ -170,7 +170,7 @@ describe('Business and Internal: live reads of GET /property/{id}', () => {
       // What the pipeline does on success: store upstream's current copy.
       await t.store.db
         .updateTable('listings')
-        .set({ price: row.price + 100, refreshed_at: liveAt })
+        .set((eb) => ({ price: row.price + 100, refreshed_at: liveAt, revision: eb('revision', '+', 1) }))
         .where('id', '=', id)
         .execute();
       await dataChanged();

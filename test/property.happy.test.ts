@@ -59,6 +59,15 @@ async function detailRow(id: string) {
   return t.store.db.selectFrom('listing_details').selectAll().where('listing_id', '=', id).executeTakeFirst();
 }
 
+/** A writer that changes a listing's detail moves the listing's revision with it (migration 0010). */
+async function bumpRevision(id: string): Promise<void> {
+  await t.store.db
+    .updateTable('listings')
+    .set((eb) => ({ revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
+}
+
 describe('GET /v1/property/{id}', () => {
   it('serves the full record of a scraped rental, checked against its rows', async () => {
     const row = await listing(
@@ -262,6 +271,7 @@ describe('GET /v1/property/{id}', () => {
         })
         .where('listing_id', '=', row.id)
         .execute();
+      await bumpRevision(row.id);
       await dataChanged();
       const { status, body } = await getAs<ListingDetailResponse>('STARTER', `/v1/property/${row.id}`);
       expect(status).toBe(200);
@@ -281,6 +291,33 @@ describe('GET /v1/property/{id}', () => {
         })
         .where('listing_id', '=', row.id)
         .execute();
+      await bumpRevision(row.id);
+      await dataChanged();
+    }
+  });
+
+  it('keeps a rendering across data-version moves until its own revision moves', async () => {
+    const row = await listing(
+      (l) => l.listing_type === 'rental' && l.status === 'ACTIVE' && l.detail_scraped === 1,
+      'scraped active rental',
+    );
+    const path = `/v1/property/${row.id}`;
+    expect((await getAs<ListingDetailResponse>('STARTER', path)).body.data.price).toBe(row.price);
+    try {
+      // Written behind the revision's back: only what the revision covers invalidates the
+      // rendering, so the store moving elsewhere (here, any data-version move) leaves it.
+      await t.store.db
+        .updateTable('listings')
+        .set({ price: row.price + 7 })
+        .where('id', '=', row.id)
+        .execute();
+      await dataChanged();
+      expect((await getAs<ListingDetailResponse>('STARTER', path)).body.data.price).toBe(row.price);
+      await bumpRevision(row.id);
+      expect((await getAs<ListingDetailResponse>('STARTER', path)).body.data.price).toBe(row.price + 7);
+    } finally {
+      await t.store.db.updateTable('listings').set({ price: row.price }).where('id', '=', row.id).execute();
+      await bumpRevision(row.id);
       await dataChanged();
     }
   });
@@ -307,7 +344,8 @@ describe('GET /v1/property/{id}', () => {
 
       await t.store.db
         .updateTable('listings')
-        .set({ price: row.price + 1000 })
+        // As every writer does with a change: the listing's revision moves (migration 0010).
+        .set((eb) => ({ price: row.price + 1000, revision: eb('revision', '+', 1) }))
         .where('id', '=', row.id)
         .execute();
       await dataChanged();
@@ -317,7 +355,7 @@ describe('GET /v1/property/{id}', () => {
     } finally {
       await t.store.db
         .updateTable('listings')
-        .set({ price: row.price, refreshed_at: row.refreshed_at })
+        .set((eb) => ({ price: row.price, refreshed_at: row.refreshed_at, revision: eb('revision', '+', 1) }))
         .where('id', '=', row.id)
         .execute();
       await dataChanged();

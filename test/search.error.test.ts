@@ -32,7 +32,10 @@ describe('search parameter errors', () => {
     ['rentals', 'perPage=501', 'perPage', 'maximum'],
     ['rentals', 'perPage=0', 'perPage', 'minimum'],
     ['rentals', 'page=0', 'page', 'minimum'],
-    ['rentals', 'page=9999', 'page', 'page_range'],
+    ['rentals', 'page=999', 'page', 'page_range'],
+    // Beyond the first 10,000 results, whatever the total: narrow the search instead.
+    ['rentals', 'page=9999', 'page', 'result_window'],
+    ['rentals', 'status=OFF_MARKET&page=101&perPage=100', 'page', 'result_window'],
     ['rentals', 'minTransitScore=101', 'minTransitScore', 'maximum'],
     ['rentals', 'status=SOLD', 'status', 'pattern'],
     ['sales', 'saleType=AUCTION', 'saleType', 'pattern'],

@@ -22,6 +22,7 @@ export const CONFIG_GROUPS = {
   upstream: 'Upstream feed and refresh',
   demo: 'Demo market and simulator',
   photos: 'Photos',
+  webhooks: 'Webhooks',
 } as const;
 export type ConfigGroup = keyof typeof CONFIG_GROUPS;
 
@@ -380,6 +381,21 @@ export const ENVIRONMENT = {
     default: 120,
     description:
       'new photo renders (cache misses) a client may cause per one-minute window: by IP on `/fp/`, by account with a key; past it a miss is a 429, a cached photo is still served',
+  }),
+  // --- Webhooks (src/platform/outbound): both off by default; for local development and tests.
+  WEBHOOK_ALLOW_HTTP: variable({
+    group: 'webhooks',
+    type: Type.Boolean(),
+    default: false,
+    description: 'accept plain `http://` webhook URLs (local development); otherwise https only',
+  }),
+  WEBHOOK_ALLOWED_HOSTS: variable({
+    group: 'webhooks',
+    type: Type.Array(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,253}$' })),
+    default: undefined,
+    description:
+      'webhook hosts let through the public-address check (e.g. `127.0.0.1,localhost` for a local receiver); matched against the URL host exactly',
+    accepts: 'a comma list of host names or IP addresses',
   }),
 } satisfies Record<string, Declaration>;
 

@@ -22,6 +22,18 @@ export function isListingEventType(value: string): value is ListingEventType {
   return (LISTING_EVENT_TYPES as readonly string[]).includes(value);
 }
 
+/**
+ * What a webhook subscription may ask for: every listing event (matched
+ * citywide, narrowed by the subscription's filters) and `watcher.change`, the
+ * changes the subscribing account's own watchers detect.
+ */
+export const WEBHOOK_EVENT_TYPES = [...LISTING_EVENT_TYPES, 'watcher.change'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export function isWebhookEventType(value: string): value is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
+}
+
 /** Why a listing went off market, as upstream reports it (`listings.closed_reason`). */
 export type ClosedReason = 'RENTED' | 'SOLD' | 'DELISTED';
 

@@ -82,19 +82,28 @@ export const PaginationLinksSchema = Type.Object(
   { $id: 'PaginationLinks', description: 'Absolute URLs; `prev`/`next` are null on the first/last page.' },
 );
 
+const pagingFields = {
+  total: Type.Integer({ minimum: 0, description: 'Total number of matches.' }),
+  page: Type.Integer({ minimum: 1 }),
+  perPage: Type.Integer({ minimum: 1 }),
+  links: Type.Ref(PaginationLinksSchema),
+  warnings: Type.Array(Type.String(), {
+    description: 'Non-fatal notes about the request: ignored unknown parameters, capped page size, …',
+  }),
+};
+
 export const PaginatedMetaSchema = Type.Object(
-  {
-    ...freshnessFields,
-    total: Type.Integer({ minimum: 0, description: 'Total number of matches.' }),
-    page: Type.Integer({ minimum: 1 }),
-    perPage: Type.Integer({ minimum: 1 }),
-    links: Type.Ref(PaginationLinksSchema),
-    warnings: Type.Array(Type.String(), {
-      description: 'Non-fatal notes about the request: ignored unknown parameters, capped page size, …',
-    }),
-  },
+  { ...freshnessFields, ...pagingFields },
   { $id: 'PaginatedMeta' },
 );
+
+/** `meta` of a list of the caller's own records (webhooks, watchers): paging only. */
+export const OwnRecordsListMeta = Type.Object(pagingFields);
+
+/** `meta` of one of the caller's own records: always read live, no data age. */
+export function ownRecordMeta(description: string) {
+  return Type.Object({ dataAge: Type.Null(), source: Type.Literal('live') }, { description });
+}
 
 /** Schemas registered once with `app.addSchema` so OpenAPI shows them as components. */
 export const SHARED_SCHEMAS: TSchema[] = [

@@ -121,7 +121,54 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       },
       // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
       servers: [{ url: '/' }],
-      webhooks: eventWebhooks(),
+      webhooks: {
+        ...eventWebhooks(),
+        'webhook.ping': {
+          post: {
+            summary: 'A test delivery',
+            description:
+              'Sent by `POST /v1/webhooks/{id}/test` through the same outbox, signing and retries as real events: `{id: "evt_ping_…", type: "webhook.ping", timestamp, data: {subscriptionId}}`.',
+            operationId: 'event_webhook_ping',
+            tags: ['Webhooks'],
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['id', 'type', 'timestamp', 'data'],
+                    properties: {
+                      id: { type: 'string' },
+                      type: { const: 'webhook.ping' },
+                      timestamp: { type: 'string', format: 'date-time' },
+                      data: {
+                        type: 'object',
+                        required: ['subscriptionId'],
+                        properties: { subscriptionId: { type: 'string' } },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            responses: { '2XX': { description: 'Any 2xx acknowledges the delivery.' } },
+          },
+        },
+        'watcher.change': {
+          post: {
+            summary: 'One of your watchers saw a change',
+            description:
+              'Sent to subscriptions of the account that owns the watcher and asked for `watcher.change` (`filters` do not apply). `data.changes` lists what changed (field, old and new value; listings added to or removed from a building or search). Queued in the transaction that records the change, so the stream (`GET /v1/watchers/{id}/stream`) and the webhook see the same changes; signed and retried like every delivery.',
+            operationId: 'event_watcher_change',
+            tags: ['Watchers'],
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/WatcherChange' } } },
+            },
+            responses: { '2XX': { description: 'Any 2xx acknowledges the delivery.' } },
+          },
+        },
+      },
       components: {
         securitySchemes: {
           apiKey: {
@@ -149,9 +196,19 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
         {
           name: 'Events',
           description:
-            'Listing change events, detected by the refresh pipeline and kept in a durable log (see `webhooks`).',
+            'Listing change events, detected by the refresh pipeline and kept in a durable log (see `webhooks`); read them with the change feed, paged or as a stream.',
         },
         { name: 'Photos', description: 'Listing and building photos (WebP), by key and size.' },
+        {
+          name: 'Webhooks',
+          description:
+            'Push delivery of listing events to your URL (Business+): signed per Standard Webhooks, retried, at least once.',
+        },
+        {
+          name: 'Watchers',
+          description:
+            'Persistent monitoring of one listing, one building or one search (Business+): polled on an interval, each poll counted against the quota; changes recorded as `watcher.change` events, streamed (SSE) and delivered to the account’s webhooks that ask for them.',
+        },
       ],
     },
     refResolver: {

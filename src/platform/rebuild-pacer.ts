@@ -4,13 +4,15 @@ import { performance } from 'node:perf_hooks';
  * Spaces out rebuilds of a derived read model (the search index, market
  * caches) that follow a data source changing faster than the model can be
  * rebuilt usefully: after a rebuild that took `d` ms, the next one may start
- * `factor × d` ms after it ended (at most `maxGapMs`). With factor 2, rebuilds
- * take at most a third of the time of the thread they run on, however often
- * the data changes — a refresh cycle every second no longer keeps a core busy
- * with index builds, competing with requests.
+ * `factor × d` ms after it ended (at most `maxGapMs`). With the default factor
+ * 4, rebuilds take at most a fifth of the time of the thread they run on,
+ * however often the data changes — a refresh cycle every second no longer
+ * keeps a core busy with index builds, competing with requests on a small
+ * machine.
  *
  * The price is staleness: the model may lag the store by up to one rebuild
- * plus one gap (at the demo's full scale, seconds). The model served meanwhile
+ * plus one gap (at the demo's full scale about 10 s + 30 s; the tightest
+ * freshness threshold a tier has is 10 minutes). The model served meanwhile
  * is the previous complete one, never a half-built one. Pacing is on real
  * time (it is about CPU), not on the market clock.
  */
@@ -18,7 +20,7 @@ export class RebuildPacer {
   private earliestNext = 0;
 
   constructor(
-    private readonly factor = 2,
+    private readonly factor = 4,
     private readonly maxGapMs = 30_000,
   ) {}
 

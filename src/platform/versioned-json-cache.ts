@@ -25,7 +25,7 @@ export class VersionedJsonCache {
   private readonly entries = new Map<string, CachedJson>();
   private version: string | null = null;
 
-  constructor(private readonly capacity = 100_000) {}
+  constructor(readonly capacity = 100_000) {}
 
   /** Drops every entry when the data version moved. */
   useVersion(version: string): void {

@@ -51,7 +51,8 @@ export type PipelineOwnedListingColumn =
   | 'rank_score'
   | 'refreshed_at'
   | 'created_at'
-  | 'updated_at';
+  | 'updated_at'
+  | 'revision';
 
 /** One listing as upstream describes it, in Stoop's model. */
 export interface UpstreamListing {

@@ -10,6 +10,7 @@ export function bundleToUpstream(bundle: ListingBundle, expand = true): Upstream
     price_delta: _delta,
     rank_score: _rank,
     refreshed_at: _refreshed,
+    revision: _revision,
     created_at,
     updated_at,
     ...listing

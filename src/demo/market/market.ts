@@ -603,6 +603,8 @@ export class DemoMarketGenerator {
       refreshed_at: nowIso,
       created_at: new Date(plan.listedAt).toISOString(),
       updated_at: new Date(updatedAt).toISOString(),
+      // The store's counter starts at 0 with the loaded market (see migration 0010).
+      revision: 0,
     };
 
     const fees = scraped && detailPage ? feeRows(plan, price) : [];

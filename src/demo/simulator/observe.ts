@@ -15,6 +15,7 @@ export function upstreamListingFromBundle(bundle: ListingBundle, modifiedAt: num
     price_delta: _delta,
     rank_score: _rank,
     refreshed_at: _refreshed,
+    revision: _revision,
     created_at,
     updated_at: _updated,
     ...listing

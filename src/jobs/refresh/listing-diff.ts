@@ -43,6 +43,7 @@ const PIPELINE_OWNED: ReadonlySet<string> = new Set<PipelineOwnedListingColumn |
   'refreshed_at',
   'created_at',
   'updated_at',
+  'revision',
 ]);
 
 /** Columns compared to decide whether the stored row is out of date: every one upstream owns. */
@@ -62,6 +63,7 @@ export function diffListing(stored: StoredListing | null, incoming: UpstreamList
     listingId: next.id,
     buildingId: next.building_id,
     listingType: next.listing_type,
+    areaId: next.area_id,
     occurredAt: incoming.modifiedAt,
   };
   const events: ListingEventInput[] = [];

@@ -137,6 +137,8 @@ export class ListingWriter {
     const nowMs = now.getTime();
     await this.store.db.transaction().execute(async (trx) => {
       await lockEventLog(trx, this.store.dialect);
+      // Under the event-log lock, so revisions follow commit order.
+      const revision = await nextListingRevision(trx);
       const stored = await readStored(
         trx,
         batch.map((l) => l.listing.id),
@@ -170,6 +172,7 @@ export class ListingWriter {
             refreshed_at: nowIso,
             created_at: previous?.created_at ?? incoming.createdAt,
             updated_at: incoming.modifiedAt,
+            revision,
           });
           if (previous === null) summary.created++;
           else summary.updated++;
@@ -253,8 +256,20 @@ async function readStored(
   return state;
 }
 
-/** Every `listings` column but the key: what an upsert overwrites. */
-const UPDATABLE_LISTING_COLUMNS = LISTING_COLUMNS.filter((column) => column !== 'id');
+/** Every `listings` column but the key, and the revision: what an upsert overwrites. */
+const UPDATABLE_LISTING_COLUMNS = [
+  ...LISTING_COLUMNS.filter((column) => column !== 'id'),
+  'revision',
+] as const;
+
+/** The revision the next change to listings gets: one above any stored (indexed, so one index probe). */
+async function nextListingRevision(trx: Kysely<Database>): Promise<number> {
+  const row = await trx
+    .selectFrom('listings')
+    .select((eb) => eb.fn.max('revision').as('latest'))
+    .executeTakeFirst();
+  return Number(row?.latest ?? 0) + 1;
+}
 
 async function upsertListings(trx: Kysely<Database>, rows: readonly NewListing[]): Promise<void> {
   for (const part of chunks(rows, ROWS_PER_STATEMENT)) {

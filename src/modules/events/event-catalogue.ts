@@ -69,6 +69,10 @@ export const ListingEventDataSchema = Type.Object(
     listingId: Type.String(),
     buildingId: Type.String(),
     listingType: StringEnum(['rental', 'sale']),
+    areaId: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "The listing's area (see `/v1/areas`) when the change was detected; null only for events logged before areas were recorded.",
+    }),
     oldValue: Type.Unknown({ description: 'The value before the change (see the event type).' }),
     newValue: Type.Unknown({ description: 'The value after the change (see the event type).' }),
     occurredAt: Type.String({ format: 'date-time', description: 'When upstream says the change happened.' }),
@@ -101,6 +105,7 @@ export function toEventPayload(event: ListingEvent): ListingEventPayload {
       listingId: event.listingId,
       buildingId: event.buildingId,
       listingType: event.listingType,
+      areaId: event.areaId,
       oldValue: event.oldValue,
       newValue: event.newValue,
       occurredAt: event.occurredAt,

@@ -23,6 +23,8 @@ export interface ListingEventInput {
   listingId: string;
   buildingId: string;
   listingType: 'rental' | 'sale';
+  /** The listing's area when the change was detected (null only for events logged before areas were). */
+  areaId: number | null;
   oldValue: unknown;
   newValue: unknown;
   occurredAt: string;
@@ -56,6 +58,7 @@ export async function appendEvents(
       listing_id: e.listingId,
       building_id: e.buildingId,
       listing_type: e.listingType,
+      area_id: e.areaId,
       old_value: e.oldValue === null || e.oldValue === undefined ? null : JSON.stringify(e.oldValue),
       new_value: e.newValue === null || e.newValue === undefined ? null : JSON.stringify(e.newValue),
       occurred_at: e.occurredAt,
@@ -72,6 +75,7 @@ export function eventFromRow(row: ListingEventRow): ListingEvent {
     listingId: row.listing_id,
     buildingId: row.building_id,
     listingType: row.listing_type,
+    areaId: row.area_id,
     oldValue: row.old_value === null ? null : JSON.parse(row.old_value),
     newValue: row.new_value === null ? null : JSON.parse(row.new_value),
     occurredAt: row.occurred_at,

@@ -14,8 +14,14 @@ export interface RenderedRecord {
 export interface DetailSource<Full> {
   /** Names the record in a 404 ("Listing", "Building"). */
   readonly resource: string;
-  /** The record's freshness columns only: read on every request, since a refresh that changed nothing moves them alone. */
-  header(id: string): Promise<{ refreshedAt: string } | undefined>;
+  /**
+   * The record's freshness columns, read on every request (a refresh that
+   * changed nothing moves them alone), and optionally a `stamp` that changes
+   * whenever the rendering would: with one, a cached rendering is reused while
+   * the stamp is unchanged, whatever else in the store moved; without, the
+   * cache is emptied at every data-version move.
+   */
+  header(id: string): Promise<{ refreshedAt: string; stamp?: string } | undefined>;
   /** Everything the rendering needs, or undefined when there is no such record. */
   full(id: string): Promise<Full | undefined>;
 }
@@ -28,12 +34,17 @@ export interface DetailRead {
 
 /**
  * The read path of listing and building detail, shared: the rendered JSON is
- * cached per data version (the `VersionedJsonCache` contract: every writer of
- * listings, buildings or scores moves the version), while freshness is read
- * per request from the record's header. An unknown id is a 404.
+ * cached, while freshness is read per request from the record's header. A
+ * source whose header carries a stamp has its renderings validated per record
+ * (a refresh cycle that changed a few listings re-renders those few); one
+ * without is cached per data version (the `VersionedJsonCache` contract:
+ * every writer of listings, buildings or scores moves the version). An
+ * unknown id is a 404.
  */
 export class DetailReader<Full> {
   private readonly cache: VersionedJsonCache;
+  /** The stamp each cached rendering was made at (stamped sources only). */
+  private readonly stamps = new Map<string, string>();
 
   constructor(
     private readonly source: DetailSource<Full>,
@@ -48,11 +59,14 @@ export class DetailReader<Full> {
     now: Date,
     render: (full: Full) => RenderedRecord | Promise<RenderedRecord>,
   ): Promise<DetailRead> {
-    this.cache.useVersion(version);
+    const header = await this.source.header(id);
+    if (!header) throw ApiError.notFound(this.source.resource, id);
+    const { stamp } = header;
+    // Stamped renderings outlive data-version moves: the stamp decides.
+    const cacheVersion = stamp === undefined ? version : 'stamped';
+    this.cache.useVersion(cacheVersion);
     const cached = this.cache.get(id, now.getTime());
-    if (cached) {
-      const header = await this.source.header(id);
-      if (!header) throw ApiError.notFound(this.source.resource, id);
+    if (cached && (stamp === undefined || this.stamps.get(id) === stamp)) {
       return { json: cached.json, detailScraped: cached.detailScraped, refreshedAt: header.refreshedAt };
     }
     const full = await this.source.full(id);
@@ -63,7 +77,13 @@ export class DetailReader<Full> {
       detailScraped: rendered.detailScraped,
       validUntil: rendered.validUntil,
     };
-    this.cache.set(id, entry, version);
+    if (stamp !== undefined) {
+      // The rows were read after the stamp: at least as new. A change in between
+      // moves the stamp, so the next read renders again.
+      if (this.stamps.size >= this.cache.capacity) this.stamps.clear();
+      this.stamps.set(id, stamp);
+    }
+    this.cache.set(id, entry, cacheVersion);
     return { json: entry.json, detailScraped: entry.detailScraped, refreshedAt: rendered.refreshedAt };
   }
 }

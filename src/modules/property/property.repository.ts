@@ -145,6 +145,43 @@ export async function findListingHeader(
   return (await listingHeader(db, id))[0];
 }
 
+/**
+ * A listing's freshness and the stamp of everything its detail rendering shows:
+ * its revision (row, detail, fees, open houses, photos), its building's and its
+ * building scores' update times. Equal stamps, equal rendering.
+ */
+export interface ListingDetailStamp {
+  refreshed_at: string;
+  stamp: string;
+}
+
+const listingDetailStamp = keyedLookup((db) =>
+  db
+    .selectFrom('listings as l')
+    .leftJoin('buildings as b', 'b.id', 'l.building_id')
+    .leftJoin('building_scores as s', 's.building_id', 'l.building_id')
+    .select([
+      'l.refreshed_at',
+      'l.revision',
+      'b.updated_at as building_updated_at',
+      's.updated_at as scores_updated_at',
+    ])
+    .where('l.id', '=', ''),
+);
+
+export async function findListingDetailStamp(
+  db: Kysely<Database>,
+  id: string,
+): Promise<ListingDetailStamp | undefined> {
+  const row = (await listingDetailStamp(db, id))[0];
+  return (
+    row && {
+      refreshed_at: row.refreshed_at,
+      stamp: `${row.revision}|${row.building_updated_at ?? ''}|${row.scores_updated_at ?? ''}`,
+    }
+  );
+}
+
 export async function findListingIdByUrlPath(
   db: Kysely<Database>,
   urlPath: string,

@@ -14,6 +14,7 @@ import type { LiveOutcome } from '../freshness/refresh-port.ts';
 import { type DetailLinks, toFee, toListingDetail, toOpenHouse, toPriceEvents } from './property.mapper.ts';
 import {
   findListingDetailRows,
+  findListingDetailStamp,
   findListingHeader,
   findListingIdByUrlPath,
   type ListingDetailRows,
@@ -82,8 +83,8 @@ export class PropertyService {
       {
         resource: 'Listing',
         header: async (id) => {
-          const header = await findListingHeader(db, id);
-          return header && { refreshedAt: header.refreshed_at };
+          const header = await findListingDetailStamp(db, id);
+          return header && { refreshedAt: header.refreshed_at, stamp: header.stamp };
         },
         full: (id) => findListingDetailRows(db, id),
       },

@@ -166,6 +166,8 @@ interface Partition {
   ids: PackedIds;
   /** Position of the row in id order (the tie-break of every order). */
   idRank: Int32Array;
+  /** The row at each position in id order (the inverse of `idRank`). */
+  rowOfId: Int32Array;
   /** Rows of status code `s` are `segments[s]` up to (not including) `segments[s + 1]`. */
   segments: Int32Array;
   /** Index in LISTING_STATUSES. */
@@ -207,6 +209,8 @@ interface Partition {
    * value per search, so marks never need clearing).
    */
   marks: Uint32Array;
+  /** Rows marked as matches by the search in progress (same generations as `marks`). */
+  rowMarks: Uint32Array;
   markGeneration: number;
 }
 
@@ -282,6 +286,7 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     size,
     ids,
     idRank: byPrice,
+    rowOfId: rowOf,
     status: await column((n) => new Uint8Array(n), raw.status),
     price: await column(f64, raw.price),
     beds: await column(f64, raw.beds),
@@ -309,6 +314,7 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     matches: new Int32Array(size),
     positions: new Int32Array(size),
     marks: new Uint32Array(size),
+    rowMarks: new Uint32Array(size),
     markGeneration: 0,
   };
   const rowsByStatusArea = new Map<number, number[]>();
@@ -703,7 +709,14 @@ export class ListingIndex {
     const rows =
       c.sort === 'DAYS_ON_MARKET' && !activeOnly
         ? pageByDaysOnMarket(p, c, count, limit, offset)
-        : pageByOrder(p, (activeOnly ? p.activeOrders : p.orders).get(orderKey)!, count, limit, offset);
+        : pageByOrder(
+            p,
+            (activeOnly ? p.activeOrders : p.orders).get(orderKey)!,
+            count,
+            limit,
+            offset,
+            c.sort === 'PRICE',
+          );
     return {
       ids: rows.map((row) => p.ids.at(row)),
       total: count,
@@ -711,24 +724,57 @@ export class ListingIndex {
   }
 }
 
-/** The page of `p.matches[0..count)` in a precomputed order. */
+/** A fresh mark value for `marks` and `rowMarks` (wrapping clears both). */
+function nextGeneration(p: Partition): number {
+  if (p.markGeneration >= 0xffff_ffff) {
+    p.marks.fill(0);
+    p.rowMarks.fill(0);
+    p.markGeneration = 0;
+  }
+  return ++p.markGeneration;
+}
+
+/**
+ * The page of `p.matches[0..count)` in a precomputed order, by the cheapest of:
+ * - walking the order from its start, testing each row against the matches
+ *   marked by row: ~count + (offset + limit) · orderSize / count steps, no
+ *   position lookups — wide searches (many matches spread over the order);
+ * - the matches' positions, then sorted (few matches) or read from a bitmap
+ *   from the first one (`concentrated`: matches close together in the order,
+ *   as a price band is in price order).
+ */
 function pageByOrder(
   p: Partition,
   order: { rank: Int32Array; byRank: Int32Array },
   count: number,
   limit: number,
   offset: number,
+  concentrated: boolean,
 ): number[] {
   const matches = p.matches;
   const { rank, byRank } = order;
   if (offset >= count) return [];
-  // One pass over the matches: their positions (for a sort), marked (for a
-  // scan), and the span they cover.
-  if (p.markGeneration >= 0xffff_ffff) {
-    p.marks.fill(0);
-    p.markGeneration = 0;
+  const end = Math.min(count, offset + limit);
+  const generation = nextGeneration(p);
+  const walkCost = count + (end * byRank.length) / count;
+  if (!concentrated && walkCost < 2 * count + count * Math.log2(count + 1)) {
+    const rowMarks = p.rowMarks;
+    for (let k = 0; k < count; k++) rowMarks[matches[k]!] = generation;
+    const out: number[] = [];
+    let seen = 0;
+    for (let position = 0; position < byRank.length && seen < end; position++) {
+      const row = byRank[position]!;
+      if (rowMarks[row] === generation) {
+        if (seen >= offset) out.push(row);
+        seen++;
+      }
+    }
+    return out;
   }
-  const generation = ++p.markGeneration;
+  // One pass over the matches: their positions (for a sort), marked (for a
+  // scan), and the span they cover. Sorting the positions costs
+  // ~count·log(count); reading the marks from the first match costs the share
+  // of the matches' span the page covers.
   const marks = p.marks;
   const positions = p.positions;
   let first = Number.POSITIVE_INFINITY;
@@ -740,10 +786,6 @@ function pageByOrder(
     if (position < first) first = position;
     if (position > last) last = position;
   }
-  // Sorting the positions costs ~count·log(count); reading the marks from the
-  // first match costs the share of the matches' span the page covers (a price
-  // band in price order is a narrow span; a wide search in another order
-  // spreads over all rows).
   const sortCost = count * Math.log2(count + 1);
   const scanCost = ((offset + limit) / count) * (last - first + 1);
   if (sortCost <= scanCost) {
@@ -755,7 +797,6 @@ function pageByOrder(
   }
   const out: number[] = [];
   let seen = 0;
-  const end = Math.min(count, offset + limit);
   for (let position = first; position <= last && seen < end; position++) {
     if (marks[position] === generation) {
       if (seen >= offset) out.push(byRank[position]!);
@@ -807,20 +848,24 @@ function pageByDaysOnMarket(
     else skipped += n;
     before += n;
   }
-  const picked: number[] = [];
+  // The wanted matches as numeric keys (slot in result order, then id in the
+  // requested direction), sorted natively: a covering slot may hold thousands.
+  const idSpan = 2 ** Math.ceil(Math.log2(p.size + 1));
+  const keys: number[] = [];
   for (let k = 0; k < count; k++) {
     const d = days[k]!;
-    if (wanted[d < 0 ? maxDays + 1 : d] === 1) picked.push(k);
+    const slot = d < 0 ? maxDays + 1 : d;
+    if (wanted[slot] !== 1) continue;
+    const order = slot > maxDays ? slot : asc ? slot : maxDays - slot;
+    const id = p.idRank[p.matches[k]!]!;
+    keys.push(order * idSpan + (asc ? id : p.size - 1 - id));
   }
-  const dir = asc ? 1 : -1;
-  const keyOf = (k: number) => (days[k]! < 0 ? Number.POSITIVE_INFINITY : days[k]! * dir);
-  picked.sort((a, b) => {
-    const ka = keyOf(a);
-    const kb = keyOf(b);
-    if (ka !== kb) return ka < kb ? -1 : 1;
-    return (p.idRank[p.matches[a]!]! - p.idRank[p.matches[b]!]!) * dir;
+  const sorted = Float64Array.from(keys).sort();
+  const from = offset - skipped;
+  return Array.from(sorted.subarray(from, from + limit), (key) => {
+    const id = key % idSpan;
+    return p.rowOfId[asc ? id : p.size - 1 - id]!;
   });
-  return picked.slice(offset - skipped, offset - skipped + limit).map((k) => p.matches[k]!);
 }
 
 function areaMask(p: Partition, areaIds: readonly number[]): Uint8Array {

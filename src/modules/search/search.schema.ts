@@ -5,7 +5,6 @@ import {
   CommaList,
   DateOrDateTimeString,
   listResponse,
-  PageQuery,
   PatternString,
   readErrors,
   StringEnum,
@@ -132,7 +131,15 @@ const commonParams = {
         'Default per sort: RECOMMENDED DESC, PRICE ASC, LISTED_AT DESC (newest first), PRICE_PER_SQFT ASC, DAYS_ON_MARKET ASC.',
     }),
   ),
-  ...PageQuery,
+  page: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100000,
+      default: 1,
+      description:
+        '1-indexed page. Only the first 10,000 results of a search are served (`page × perPage` ≤ 10,000); narrow the search (areas, price, `listedAfter`/`listedBefore`) to reach listings beyond them.',
+    }),
+  ),
   perPage: Type.Optional(
     Type.Integer({
       minimum: 1,

@@ -32,6 +32,14 @@ import { DEFAULT_SORT_DIR, type RentalSearchQuery, type SaleSearchQuery } from '
 
 export type SearchQuery = RentalSearchQuery & SaleSearchQuery;
 
+/**
+ * Results a search serves at most (`page × perPage`), as search engines bound
+ * their result windows: a deep page of a wide search over closed listings
+ * costs the request thread in proportion to its depth, and nobody reads
+ * 10,000 results page by page — they narrow the search.
+ */
+export const MAX_RESULT_WINDOW = 10_000;
+
 /** The content scopes the search index reads (see SearchService.indexVersion). */
 const INDEX_SCOPES = ['search:rental', 'search:sale', 'buildings'] as const;
 
@@ -226,6 +234,13 @@ export class SearchService {
     page: { page: number; perPage: number },
     tier: Tier,
   ): Promise<SearchPage & { meta: Freshness }> {
+    if (page.page * page.perPage > MAX_RESULT_WINDOW) {
+      throw ApiError.invalidParam({
+        parameter: 'page',
+        rule: 'result_window',
+        message: `only the first ${MAX_RESULT_WINDOW} results of a search are served (page ${page.page} × perPage ${page.perPage} = ${page.page * page.perPage}): narrow the search (areas, price, listedAfter/listedBefore) to reach later listings`,
+      });
+    }
     const criteria = this.toCriteria(listingType, query);
     const result = await this.search(criteria, page.page, page.perPage, await this.dataVersion.version());
     return { ...result, meta: await this.freshness.ofSearch(tier, listingType, result.allDetailScraped) };

@@ -7,6 +7,10 @@ import * as pipeline from './migrations/0004_pipeline.ts';
 import * as openData from './migrations/0005_open_data.ts';
 import * as replicationStart from './migrations/0006_replication_start.ts';
 import * as processLeases from './migrations/0007_process_leases.ts';
+import * as webhooks from './migrations/0008_webhooks.ts';
+import * as watchers from './migrations/0009_watchers.ts';
+import * as listingRevision from './migrations/0010_listing_revision.ts';
+import * as eventArea from './migrations/0011_event_area.ts';
 
 /** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +21,10 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_open_data': openData,
   '0006_replication_start': replicationStart,
   '0007_process_leases': processLeases,
+  '0008_webhooks': webhooks,
+  '0009_watchers': watchers,
+  '0010_listing_revision': listingRevision,
+  '0011_event_area': eventArea,
 };
 
 const provider: MigrationProvider = {

@@ -8,7 +8,7 @@
  * - Structured sub-records are JSON text, parsed by the row mappers.
  * - Money is whole dollars (integer); ratios and coordinates are double precision.
  */
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { ListingEventType } from '../../domain/events.ts';
 
 export type Flag = 0 | 1;
@@ -193,6 +193,11 @@ export interface ListingsTable {
   created_at: string;
   /** When upstream last changed the listing (its modification timestamp). */
   updated_at: string;
+  /**
+   * The store's change counter when the listing (row or detail) last changed:
+   * assigned by the refresh writer, never by data (migration 0010).
+   */
+  revision: ColumnType<number, number | undefined, number>;
 }
 
 /**
@@ -250,7 +255,8 @@ export const LISTING_COLUMNS = [
 ] as const satisfies readonly (keyof ListingsTable)[];
 
 // Compile-time check that LISTING_COLUMNS names every column.
-type MissingListingColumns = Exclude<keyof ListingsTable, (typeof LISTING_COLUMNS)[number]>;
+// `revision` is the store's bookkeeping, not listing data: writers set it themselves.
+type MissingListingColumns = Exclude<keyof ListingsTable, (typeof LISTING_COLUMNS)[number] | 'revision'>;
 export const LISTING_COLUMNS_COMPLETE: MissingListingColumns extends never ? true : MissingListingColumns =
   true;
 
@@ -430,6 +436,8 @@ export interface ListingEventsTable {
   listing_id: string;
   building_id: string;
   listing_type: 'rental' | 'sale';
+  /** The listing's area when the change was detected; null for events logged before migration 0011. */
+  area_id: number | null;
   /** JSON text of the value before the change; null when there was none. */
   old_value: string | null;
   /** JSON text of the value after the change. */
@@ -550,6 +558,94 @@ export interface OpenDataImportsTable {
   rows_rejected: number;
 }
 
+// ---------------------------------------------------------------------------
+// Webhooks (migration 0008_webhooks; src/modules/webhooks, src/jobs/deliveries).
+// ---------------------------------------------------------------------------
+
+/** A webhook subscription of an account. */
+export interface WebhookSubscriptionsTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** JSON: event type names. */
+  events: string;
+  /** JSON: WebhookFilters, or null. */
+  filters: string | null;
+  active: Flag;
+  /**
+   * The signing secret (`whsec_…`), stored as is: signing needs it, so it
+   * cannot be hashed like an API key (encrypting it at rest is a follow-up).
+   */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  after_sequence: number;
+  failing_since: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivering' | 'succeeded' | 'failed' | 'cancelled';
+
+/** The delivery outbox: one row per (subscription, event), retried until it succeeds or fails for good. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  response_status: number | null;
+  latency_ms: number | null;
+  last_error: string | null;
+  claimed_until: string | null;
+  claimed_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+// ---------------------------------------------------------------------------
+// Watchers (migration 0009_watchers; src/modules/watchers, src/jobs/watchers).
+// ---------------------------------------------------------------------------
+
+export type WatchType = 'listing' | 'building' | 'search';
+export type WatcherStatus = 'active' | 'paused';
+
+/** A watcher of an account: one listing, one building or one search, polled on its interval. */
+export interface WatchersTable {
+  id: string;
+  account_id: string;
+  watch_type: WatchType;
+  /** JSON: {listingId} | {buildingId} | {searchFilters}. */
+  target: string;
+  poll_interval_s: number;
+  status: WatcherStatus;
+  /** Why the service paused it (`quota_exceeded`, `tier_restricted`), or `by_owner`; null while active. */
+  paused_reason: string | null;
+  last_polled_at: string | null;
+  last_change_at: string | null;
+  /** The claim: pollers move it forward (compare-and-set) before polling. */
+  next_poll_at: string;
+  /** JSON: what the last poll saw; null before the first. */
+  snapshot: string | null;
+  last_sequence: ColumnType<number, number | undefined, number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A change a watcher detected, kept for `Last-Event-ID` resume. */
+export interface WatcherChangesTable {
+  watcher_id: string;
+  sequence: number;
+  occurred_at: string;
+  /** JSON: the WatcherChange payload. */
+  payload: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -577,6 +673,10 @@ export interface Database {
   crime_complaints: CrimeComplaintsTable;
   transit_stations: TransitStationsTable;
   open_data_imports: OpenDataImportsTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  watchers: WatchersTable;
+  watcher_changes: WatcherChangesTable;
 }
 
 export type AreaRow = Selectable<AreasTable>;
@@ -599,3 +699,9 @@ export type NewPhoto = Insertable<PhotosTable>;
 export type NewHpdViolation = Insertable<HpdViolationsTable>;
 export type ListingEventRow = Selectable<ListingEventsTable>;
 export type NewListingEvent = Insertable<ListingEventsTable>;
+export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type NewWebhookDelivery = Insertable<WebhookDeliveriesTable>;
+export type WatcherRow = Selectable<WatchersTable>;
+export type NewWatcher = Insertable<WatchersTable>;
+export type WatcherChangeRow = Selectable<WatcherChangesTable>;
