@@ -115,7 +115,8 @@ export class WebhookDeliveryWorker {
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private ticking: Promise<void> | null = null;
-  private again = false;
+  /** A pass asked for while one runs: `now` (the pool has room) or `nudged` (rate-limited to one per pollMs). */
+  private again: 'now' | 'nudged' | null = null;
   private lastLapsedCheck = 0;
   private lastPrune = 0;
   /** Whether the last pass filled the pool: other endpoints may be waiting for a slot. */
@@ -159,9 +160,15 @@ export class WebhookDeliveryWorker {
   /** Something was queued: look now rather than at the next poll. */
   nudge(): void {
     this.gapMs = this.pollMs;
-    // At most one pass per pollMs however often it is nudged (a refresh cycle
-    // moves the data version once per written batch).
-    if (this.running) this.arm(this.sinceLastPassWait());
+    // At most one nudged pass per pollMs however often it is nudged (a refresh
+    // cycle moves the data version once per written batch).
+    if (this.running) this.arm(this.sinceLastPassWait(), 'nudged');
+  }
+
+  /** The pool has room again while deliveries wait: a pass now, however recent the last one. */
+  private passNow(): void {
+    this.gapMs = this.pollMs;
+    if (this.running) this.arm(0, 'now');
   }
 
   /** How long until a pass may start: pollMs after the previous one started. */
@@ -195,10 +202,11 @@ export class WebhookDeliveryWorker {
     return this.inFlight.size;
   }
 
-  private arm(delayMs: number): void {
+  private arm(delayMs: number, again: 'now' | 'nudged' = 'now'): void {
     if (!this.running) return;
     if (this.ticking) {
-      this.again = true;
+      // Remembered for when the pass in progress ends: `now` wins over `nudged`.
+      if (this.again !== 'now') this.again = again;
       return;
     }
     if (this.timer) clearTimeout(this.timer);
@@ -214,8 +222,10 @@ export class WebhookDeliveryWorker {
         .finally(() => {
           this.ticking = null;
           const again = this.again;
-          this.again = false;
-          this.arm(again ? this.sinceLastPassWait() : this.gapMs);
+          this.again = null;
+          if (again === 'now') this.arm(0);
+          else if (again === 'nudged') this.arm(this.sinceLastPassWait(), 'nudged');
+          else this.arm(this.gapMs);
         });
     }, delayMs);
     this.timer.unref();
@@ -314,7 +324,7 @@ export class WebhookDeliveryWorker {
         // follows at once, without a pass's queries.
         if (this.saturated) {
           if (this.concurrency - this.inFlight.size >= Math.max(1, Math.floor(this.concurrency / 4)))
-            this.nudge();
+            this.passNow();
         } else if (this.running) void this.claimNextOf(row.subscription_id);
       });
     this.inFlight.set(row.subscription_id, { deliveryId: row.id, abort, done });
