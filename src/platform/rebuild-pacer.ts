@@ -38,7 +38,9 @@ export class RebuildPacer {
 
   /** Resolves when the next rebuild may start. */
   async wait(): Promise<void> {
-    const delay = this.delayMs();
-    if (delay > 0) await new Promise<void>((resolve) => setTimeout(resolve, delay).unref());
+    // Timers fire on whole milliseconds and may fire a fraction early: wait out what is left.
+    for (let delay = this.delayMs(); delay > 0; delay = this.delayMs()) {
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(delay)).unref());
+    }
   }
 }
