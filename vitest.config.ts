@@ -1,9 +1,32 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { SummaryLineReporter } from './test/support/summary-reporter.ts';
+
+/**
+ * Files whose subject does not depend on the store's dialect — the HTTP edge,
+ * parameter and body fuzzing, the tier matrix, photos, the docs page in a
+ * browser, Redis faults, streaming a large CSV in bounded memory — run once,
+ * in the SQLite pass; the PostgreSQL pass (CI's second) runs every file whose
+ * behaviour can differ by dialect. Keeps CI within its time budget on two cores.
+ */
+const DIALECT_INDEPENDENT = [
+  'test/http.edge.test.ts',
+  'test/fuzz.params.test.ts',
+  'test/fuzz.bodies.test.ts',
+  'test/access.tiers.test.ts',
+  'test/photos.limits.test.ts',
+  'test/photos.happy.test.ts',
+  'test/photos.error.test.ts',
+  'test/photos.floorplan.test.ts',
+  'test/docs.browser.test.ts',
+  'test/faults.redis.test.ts',
+  'test/opendata.bulk.test.ts',
+];
+const postgresPass = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(postgresPass ? DIALECT_INDEPENDENT : [])],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
