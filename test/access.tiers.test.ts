@@ -187,7 +187,7 @@ describe('tier matrix, generated from the route table', () => {
       expect(response.status).toBe(401);
       expect(((await response.json()) as ErrorJson).error.code).toBe(code);
       expect(response.headers.get('www-authenticate')).toBe(
-        'Bearer resource_metadata="http://stoop.test/.well-known/oauth-protected-resource"',
+        'Bearer resource_metadata="http://stoop.test/.well-known/oauth-protected-resource", error="invalid_token"',
       );
       expect(response.headers.get('x-ratelimit-limit')).toBe(HIGH_LIMITS.RATE_LIMIT_FREE);
     }

@@ -14,6 +14,8 @@ afterAll(async () => {
 });
 
 const RESOURCE_METADATA = 'Bearer resource_metadata="http://stoop.test/.well-known/oauth-protected-resource"';
+/** RFC 6750 §3.1: a refused credential is also named `invalid_token`; a missing one carries no error code. */
+const REFUSED_TOKEN = `${RESOURCE_METADATA}, error="invalid_token"`;
 
 /** A request to the admin API; `key` null sends no Authorization header. */
 async function call(key: string | null, method: string, path: string, body?: unknown, rawBody?: string) {
@@ -67,7 +69,7 @@ describe('authentication on admin routes', () => {
   it('a well-formed key that was never issued → 401 INVALID_API_KEY', async () => {
     const response = await call(`STOOP-${randomUUID()}`, 'GET', '/v1/admin/keys');
     expectError(response, 401, 'INVALID_API_KEY');
-    expect(response.headers.get('www-authenticate')).toBe(RESOURCE_METADATA);
+    expect(response.headers.get('www-authenticate')).toBe(REFUSED_TOKEN);
   });
 
   it.each([
@@ -85,7 +87,7 @@ describe('authentication on admin routes', () => {
       const response = await t.getAs(null, path, { headers: { authorization: header(key) } });
       expect(response.status, `${path}: ${header(key)}`).toBe(401);
       expect(((await response.json()) as ErrorBody).error.code).toBe('INVALID_API_KEY');
-      expect(response.headers.get('www-authenticate')).toBe(RESOURCE_METADATA);
+      expect(response.headers.get('www-authenticate')).toBe(REFUSED_TOKEN);
     }
     // The same key, well-formed, works: the header shape is what failed.
     expect((await t.getAs(key, '/v1/admin/keys')).status).toBe(200);
@@ -120,7 +122,7 @@ describe('authentication on admin routes', () => {
       t.clock.set(endsAt);
       const atEnd = await call(key.key, 'GET', '/v1/admin/keys');
       expectError(atEnd, 401, 'EXPIRED_API_KEY');
-      expect(atEnd.headers.get('www-authenticate')).toBe(RESOURCE_METADATA);
+      expect(atEnd.headers.get('www-authenticate')).toBe(REFUSED_TOKEN);
       t.clock.advance(30 * 24 * 60 * 60_000);
       expectError(await call(key.key, 'GET', '/v1/usage'), 401, 'EXPIRED_API_KEY');
     } finally {

@@ -16,7 +16,16 @@ export interface AccessPolicy {
   requiresKey: boolean;
   /** `count`: rate-limited and counted against the quota; `rate`: rate-limited only; `none`: neither. */
   metering: 'count' | 'rate' | 'none';
+  /**
+   * Path (under the public URL) of the RFC 9728 protected-resource metadata a
+   * 401 points at; default `/.well-known/oauth-protected-resource` (the REST
+   * API). The MCP endpoint names its own document.
+   */
+  resourceMetadataPath?: string;
 }
+
+/** Where the REST API's protected-resource metadata is served (RFC 9728). */
+export const API_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -130,7 +139,17 @@ export function installAccessControl(app: FastifyInstance, options: AccessOption
       routes.push({ method, url: route.url, access: route.config?.access });
     }
   });
-  const resourceMetadata = `Bearer resource_metadata="${options.publicUrl}/.well-known/oauth-protected-resource"`;
+  /**
+   * RFC 6750 §3 / RFC 9728 §5.1: every 401 names the resource metadata; when a
+   * credential was presented and refused it also says `invalid_token`, when none
+   * was presented it carries no error code.
+   */
+  const challenge = (policy: AccessPolicy, presented: boolean): string => {
+    const metadata = `${options.publicUrl}${policy.resourceMetadataPath ?? API_RESOURCE_METADATA_PATH}`;
+    return presented
+      ? `Bearer resource_metadata="${metadata}", error="invalid_token"`
+      : `Bearer resource_metadata="${metadata}"`;
+  };
 
   app.addHook('onRequest', async (request, reply) => {
     request.caller = anonymousCallerFor(request.ip, tierLimits.FREE);
@@ -187,7 +206,7 @@ export function installAccessControl(app: FastifyInstance, options: AccessOption
       });
     }
     if (authError) {
-      reply.header('WWW-Authenticate', resourceMetadata);
+      reply.header('WWW-Authenticate', challenge(policy, header !== undefined));
       throw authError;
     }
     if (tierRank(caller.tier) < tierRank(policy.minTier)) {
