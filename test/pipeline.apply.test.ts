@@ -173,6 +173,18 @@ describe('pipeline: applying upstream listings with change detection', () => {
     expect(summary.events).toBe(0);
     expect(summary.created).toBe(0);
     expect((await readEvents(store.db, { after: 0, limit: 1_000_000 })).length).toBe(before);
+    // And once the details are as upstream sends them, a second pass rewrites nothing —
+    // listings whose detail carries no details record (not scraped) included.
+    const again = await writer.apply(
+      bundlesOf(marketAt(SEED, SCALE, at)).map((b) => bundleToUpstream(b)),
+      at,
+    );
+    const withoutDetails = bundlesOf(marketAt(SEED, SCALE, at)).filter((b) => b.details === null).length;
+    expect(withoutDetails).toBeGreaterThan(0);
+    expect({ updated: again.updated, detailsWritten: again.detailsWritten }).toEqual({
+      updated: 0,
+      detailsWritten: 0,
+    });
   });
 
   it('moves the revision of exactly the listings it changes, above every earlier one', async () => {
@@ -214,14 +226,15 @@ describe('pipeline: applying upstream listings with change detection', () => {
     expect(events.length).toBeGreaterThan(logged);
     for (const event of events.slice(logged))
       expect(event.areaId, event.listingId).toBe(areas.get(event.listingId));
-    // Applying the same records again changes nothing, so no revision moves.
-    // (Listing records alone: a detail without a details record is rewritten every time, see
-    // the pipeline's detail hash, which needs a details row to be kept.)
-    await writer.apply(
-      bundles.map((b) => bundleToUpstream(b, false)),
-      at,
-    );
-    expect(await revisions()).toEqual(after);
+    // Applying the same records again changes nothing, so no revision moves: neither the
+    // listing records alone nor with their details.
+    for (const expand of [false, true]) {
+      await writer.apply(
+        bundles.map((b) => bundleToUpstream(b, expand)),
+        at,
+      );
+      expect(await revisions()).toEqual(after);
+    }
   });
 
   it('reports new open houses once, with the listing and building they belong to', async () => {

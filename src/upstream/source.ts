@@ -52,7 +52,8 @@ export type PipelineOwnedListingColumn =
   | 'refreshed_at'
   | 'created_at'
   | 'updated_at'
-  | 'revision';
+  | 'revision'
+  | 'detail_hash';
 
 /** One listing as upstream describes it, in Stoop's model. */
 export interface UpstreamListing {

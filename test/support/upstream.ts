@@ -11,6 +11,7 @@ export function bundleToUpstream(bundle: ListingBundle, expand = true): Upstream
     rank_score: _rank,
     refreshed_at: _refreshed,
     revision: _revision,
+    detail_hash: _detailHash,
     created_at,
     updated_at,
     ...listing

@@ -605,6 +605,8 @@ export class DemoMarketGenerator {
       updated_at: new Date(updatedAt).toISOString(),
       // The store's counter starts at 0 with the loaded market (see migration 0010).
       revision: 0,
+      // No refresh wrote its children yet: the first expanded refresh records the hash.
+      detail_hash: null,
     };
 
     const fees = scraped && detailPage ? feeRows(plan, price) : [];

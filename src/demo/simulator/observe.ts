@@ -16,6 +16,7 @@ export function upstreamListingFromBundle(bundle: ListingBundle, modifiedAt: num
     rank_score: _rank,
     refreshed_at: _refreshed,
     revision: _revision,
+    detail_hash: _detailHash,
     created_at,
     updated_at: _updated,
     ...listing

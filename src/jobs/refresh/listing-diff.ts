@@ -44,6 +44,7 @@ const PIPELINE_OWNED: ReadonlySet<string> = new Set<PipelineOwnedListingColumn |
   'created_at',
   'updated_at',
   'revision',
+  'detail_hash',
 ]);
 
 /** Columns compared to decide whether the stored row is out of date: every one upstream owns. */

@@ -162,7 +162,8 @@ export class ListingWriter {
           : null;
         const diff = diffListing(storedListing, incoming);
         const hash = incoming.detail ? detailHash(incoming.detail) : null;
-        const detailChanged = hash !== null && stored.detailHashes.get(id) !== hash;
+        // Kept on the listing row, so a detail without a details record is recognised too.
+        const detailChanged = hash !== null && previous?.detail_hash !== hash;
 
         if (diff.rowChanged || detailChanged || previous === null) {
           rows.push({
@@ -173,6 +174,7 @@ export class ListingWriter {
             created_at: previous?.created_at ?? incoming.createdAt,
             updated_at: incoming.modifiedAt,
             revision,
+            detail_hash: hash ?? previous?.detail_hash ?? null,
           });
           if (previous === null) summary.created++;
           else summary.updated++;
@@ -186,8 +188,7 @@ export class ListingWriter {
           summary.detailsWritten++;
           detailIds.push(id);
           const d = incoming.detail;
-          if (d.details)
-            details.push({ ...d.details, listing_id: id, updated_at: nowIso, source_hash: hash });
+          if (d.details) details.push({ ...d.details, listing_id: id, updated_at: nowIso });
           for (const fee of d.fees) fees.push({ ...fee, listing_id: id });
           for (const oh of d.openHouses) openHouses.push({ ...oh, listing_id: id });
           for (const photo of d.photos) photos.push({ ...photo, listing_id: id, building_id: null });
@@ -221,7 +222,6 @@ export class ListingWriter {
 interface StoredState {
   rows: Map<string, ListingRow>;
   openHouseIds: Map<string, Set<string>>;
-  detailHashes: Map<string, string | null>;
 }
 
 async function readStored(
@@ -229,7 +229,7 @@ async function readStored(
   ids: readonly string[],
   detailIds: readonly string[],
 ): Promise<StoredState> {
-  const state: StoredState = { rows: new Map(), openHouseIds: new Map(), detailHashes: new Map() };
+  const state: StoredState = { rows: new Map(), openHouseIds: new Map() };
   for (const part of chunks(ids, ROWS_PER_STATEMENT)) {
     for (const row of await trx.selectFrom('listings').selectAll().where('id', 'in', part).execute()) {
       state.rows.set(row.id, row);
@@ -246,20 +246,15 @@ async function readStored(
       state.openHouseIds.set(oh.listing_id, set);
       set.add(oh.id);
     }
-    const hashes = await trx
-      .selectFrom('listing_details')
-      .select(['listing_id', 'source_hash'])
-      .where('listing_id', 'in', part)
-      .execute();
-    for (const h of hashes) state.detailHashes.set(h.listing_id, h.source_hash ?? null);
   }
   return state;
 }
 
-/** Every `listings` column but the key, and the revision: what an upsert overwrites. */
+/** Every `listings` column but the key, and the bookkeeping: what an upsert overwrites. */
 const UPDATABLE_LISTING_COLUMNS = [
   ...LISTING_COLUMNS.filter((column) => column !== 'id'),
   'revision',
+  'detail_hash',
 ] as const;
 
 /** The revision the next change to listings gets: one above any stored (indexed, so one index probe). */

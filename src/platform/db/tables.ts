@@ -198,6 +198,11 @@ export interface ListingsTable {
    * assigned by the refresh writer, never by data (migration 0010).
    */
   revision: ColumnType<number, number | undefined, number>;
+  /**
+   * Hash of the upstream detail payload the listing's details, fees, open houses
+   * and photos were last written from; null until a refresh wrote them (migration 0013).
+   */
+  detail_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /**
@@ -255,8 +260,11 @@ export const LISTING_COLUMNS = [
 ] as const satisfies readonly (keyof ListingsTable)[];
 
 // Compile-time check that LISTING_COLUMNS names every column.
-// `revision` is the store's bookkeeping, not listing data: writers set it themselves.
-type MissingListingColumns = Exclude<keyof ListingsTable, (typeof LISTING_COLUMNS)[number] | 'revision'>;
+// `revision` and `detail_hash` are the store's bookkeeping, not listing data: writers set them themselves.
+type MissingListingColumns = Exclude<
+  keyof ListingsTable,
+  (typeof LISTING_COLUMNS)[number] | 'revision' | 'detail_hash'
+>;
 export const LISTING_COLUMNS_COMPLETE: MissingListingColumns extends never ? true : MissingListingColumns =
   true;
 
@@ -283,7 +291,7 @@ export interface ListingDetailsTable {
   floor_plan_key: string | null;
   virtual_tour_url: string | null;
   updated_at: string;
-  /** Hash of the upstream detail payload it was written from (null for demo-loaded rows). */
+  /** Superseded by `listings.detail_hash` (migration 0013); no longer written or read. */
   source_hash: string | null;
 }
 
