@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAreas, GROUPING_AREA_IDS } from '../src/demo/market/geography.ts';
 import { hasDemoMarket, isStoreEmpty, loadDemoMarket } from '../src/demo/market/load.ts';
 import { type DemoMarket, marketAt } from '../src/demo/market/market.ts';
+import { ARCHITECTS, DEVELOPERS, firmFits } from '../src/demo/market/names.ts';
 import { haversineMeters } from '../src/domain/geo.ts';
 import { readScopes } from '../src/modules/freshness/data-version.ts';
 import { DAY_MS } from '../src/platform/clock.ts';
@@ -84,6 +85,30 @@ describe('demo market generator', () => {
     expect(active.filter((l) => l.listing_type === 'rental').length).toBeGreaterThan(300);
     expect(active.filter((l) => l.listing_type === 'sale').length).toBeGreaterThan(100);
     expect(small.buildings.length).toBe(240);
+  });
+
+  it('credits architects and developers only on buildings of their era (a pre-war building gets a pre-war architect or none)', () => {
+    const periods = new Map([...ARCHITECTS, ...DEVELOPERS].map((f) => [f.name, f]));
+    let credited = 0;
+    let preWarCredited = 0;
+    for (const b of moderate.buildings) {
+      // A building whose year is not published (3%) cannot be judged.
+      if (b.year_built === null) continue;
+      for (const name of [b.architect, b.developer]) {
+        if (name === null) continue;
+        const firm = periods.get(name);
+        expect(firm, name).toBeDefined();
+        expect(
+          firmFits(firm!, b.year_built),
+          `${name} (${firm!.from}–${firm!.to ?? 'now'}) on a ${b.year_built} building`,
+        ).toBe(true);
+        credited++;
+        if (b.year_built < 1940) preWarCredited++;
+      }
+    }
+    // Not vacuous: modern and pre-war buildings both carry credits.
+    expect(credited).toBeGreaterThan(100);
+    expect(preWarCredited).toBeGreaterThan(5);
   });
 
   it('places listings only in real, non-grouping areas, near the area centre', () => {

@@ -19,7 +19,16 @@ import type {
 } from '../../platform/db/tables.ts';
 import { ARCHETYPES, type ArchetypeSpec } from './archetypes.ts';
 import { type DemoArea, demoAreas } from './geography.ts';
-import { ARCHITECTS, BUILDING_NAMES, DEVELOPERS, MANAGERS, NAME_SUFFIXES, SMALL_MANAGERS } from './names.ts';
+import {
+  ARCHITECTS,
+  BUILDING_NAMES,
+  DEVELOPERS,
+  type Firm,
+  firmFits,
+  MANAGERS,
+  NAME_SUFFIXES,
+  SMALL_MANAGERS,
+} from './names.ts';
 import { hexKey, Rng, WeightedTable } from './random.ts';
 import { sampleViolations, syntheticViolations } from './violations.ts';
 
@@ -298,8 +307,10 @@ function makeBuilding(rng: Rng, ctx: BuildingContext): { building: DemoBuilding;
       : bigLandlord || type === 'CONDO' || type === 'COOP' || type === 'CONDOP'
         ? rng.pick(MANAGERS)
         : rng.pick(SMALL_MANAGERS);
-  const developer = modern || (yearBuilt >= 1980 && rng.chance(0.5)) ? rng.pick(DEVELOPERS) : null;
-  const architect = elevator && (modern || rng.chance(0.4)) ? rng.pick(ARCHITECTS) : null;
+  // Credits only from firms that existed when the building went up (none for an era without one).
+  const developer =
+    modern || (yearBuilt >= 1980 && rng.chance(0.5)) ? creditFor(rng, DEVELOPERS, yearBuilt) : null;
+  const architect = elevator && (modern || rng.chance(0.4)) ? creditFor(rng, ARCHITECTS, yearBuilt) : null;
   const concessions = type === 'RENTAL' && elevator && yearBuilt >= 2005 && rng.chance(spec.concession * 1.6);
 
   let taxAbatement: string | null = null;
@@ -759,4 +770,10 @@ function internetProviders(
     providers,
     disclaimer: FCC_DISCLAIMER,
   };
+}
+
+/** A firm of `firms` that could have worked on a building completed in `yearBuilt`, or null. */
+function creditFor(rng: Rng, firms: readonly Firm[], yearBuilt: number): string | null {
+  const eligible = firms.filter((firm) => firmFits(firm, yearBuilt));
+  return eligible.length === 0 ? null : rng.pick(eligible).name;
 }

@@ -84,70 +84,100 @@ export const SMALL_MANAGERS: readonly string[] = [
   'Treetop Development',
 ];
 
-export const DEVELOPERS: readonly string[] = [
-  'Related Companies',
-  'Extell Development',
-  'Toll Brothers City Living',
-  'Two Trees Management',
-  'Tishman Speyer',
-  'Lendlease',
-  'JDS Development',
-  'Witkoff',
-  'Naftali Group',
-  'HFZ Capital',
-  'Brookfield Properties',
-  'Rockefeller Group',
-  'Gotham Organization',
-  'L+M Development Partners',
-  'Tavros',
-  'Fortis Property Group',
-  'Slate Property Group',
-  'Rabsky Group',
-  'Hudson Companies',
-  'Property Markets Group',
-  'Lightstone',
-  'Avery Hall Investments',
-  'Adam America',
-  'Douglaston Development',
-  'Charney Companies',
-  'Kushner Companies',
-  'RXR',
-  'Brodsky Organization',
-  'Lefrak',
-  'Silverstein Properties',
+/**
+ * A firm the demo credits on buildings, with the years it could have been
+ * credited on a completed building: from a couple of years after its founding
+ * (design and construction take time) until it closed or its principal died
+ * (`to`, null while active). Years are approximate public record (firm
+ * histories), good enough that no building is credited to a firm that did not
+ * yet exist.
+ */
+export interface Firm {
+  name: string;
+  from: number;
+  to: number | null;
+}
+
+/** Whether `firm` could have been credited on a building completed in `yearBuilt`. */
+export function firmFits(firm: Firm, yearBuilt: number): boolean {
+  return yearBuilt >= firm.from && (firm.to === null || yearBuilt <= firm.to);
+}
+
+const firm = (name: string, founded: number, to: number | null = null): Firm => ({
+  name,
+  from: founded + 2,
+  to,
+});
+
+export const DEVELOPERS: readonly Firm[] = [
+  firm('Related Companies', 1972),
+  firm('Extell Development', 1989),
+  firm('Toll Brothers City Living', 2003),
+  firm('Two Trees Management', 1968),
+  firm('Tishman Speyer', 1978),
+  firm('Lendlease', 1999),
+  firm('JDS Development', 2002),
+  firm('Witkoff', 1985),
+  firm('Naftali Group', 2009),
+  firm('HFZ Capital', 2005, 2020),
+  firm('Brookfield Properties', 1996),
+  firm('Rockefeller Group', 1928),
+  firm('Gotham Organization', 1901),
+  firm('L+M Development Partners', 1984),
+  firm('Tavros', 2012),
+  firm('Fortis Property Group', 2009),
+  firm('Slate Property Group', 2011),
+  firm('Rabsky Group', 2005),
+  firm('Hudson Companies', 1986),
+  firm('Property Markets Group', 1992),
+  firm('Lightstone', 1988),
+  firm('Avery Hall Investments', 2008),
+  firm('Adam America', 2010),
+  firm('Douglaston Development', 1986),
+  firm('Charney Companies', 2001),
+  firm('Kushner Companies', 1985),
+  firm('RXR', 2007),
+  firm('Brodsky Organization', 1946),
+  firm('Lefrak', 1901),
+  firm('Silverstein Properties', 1957),
 ];
 
-export const ARCHITECTS: readonly string[] = [
-  'Robert A.M. Stern Architects',
-  'SHoP Architects',
-  'Handel Architects',
-  'Morris Adjmi Architects',
-  'COOKFOX',
-  'Beyer Blinder Belle',
-  'FXCollaborative',
-  'Goldstein, Hill & West',
-  'Perkins Eastman',
-  'ODA New York',
-  'Studio Gang',
-  'BIG - Bjarke Ingels Group',
-  'Selldorf Architects',
-  'Gene Kaufman Architect',
-  'Karl Fischer Architect',
-  'Aufgang Architects',
-  'Hill West Architects',
-  'Rosario Candela',
-  'Emery Roth',
-  'Schwartz & Gross',
-  'George F. Pelham',
-  'J.E.R. Carpenter',
-  'Neville & Bagge',
-  'Boak & Paris',
-  'Springsteen & Goldhammer',
-  'Philip Birnbaum',
-  'Costas Kondylis',
-  'Ismael Leyva Architects',
-  'Issac & Stern Architects',
-  'Fogarty Finger',
+/**
+ * Architects, the pre-war apartment-house names among them (their `to` is the
+ * end of their practice), so a 1920s building gets a 1920s architect or none.
+ */
+export const ARCHITECTS: readonly Firm[] = [
+  firm('Robert A.M. Stern Architects', 1969),
+  firm('SHoP Architects', 1996),
+  firm('Handel Architects', 1994),
+  firm('Morris Adjmi Architects', 1997),
+  firm('COOKFOX', 2003),
+  firm('Beyer Blinder Belle', 1968),
+  firm('FXCollaborative', 1978),
+  firm('Goldstein, Hill & West', 2010),
+  firm('Perkins Eastman', 1981),
+  firm('ODA New York', 2007),
+  firm('Studio Gang', 1997),
+  firm('BIG - Bjarke Ingels Group', 2005),
+  firm('Selldorf Architects', 1988),
+  firm('Gene Kaufman Architect', 1986),
+  firm('Karl Fischer Architect', 1984),
+  firm('Aufgang Architects', 1965),
+  // Became Goldstein, Hill & West in 2010.
+  firm('Hill West Architects', 2001, 2011),
+  firm('Rosario Candela', 1918, 1942),
+  firm('Emery Roth', 1896, 1947),
+  firm('Schwartz & Gross', 1900, 1941),
+  firm('George F. Pelham', 1888, 1937),
+  firm('J.E.R. Carpenter', 1903, 1932),
+  firm('Neville & Bagge', 1890, 1917),
+  firm('Boak & Paris', 1925, 1942),
+  firm('Springsteen & Goldhammer', 1917, 1942),
+  firm('Philip Birnbaum', 1946, 1996),
+  firm('Costas Kondylis', 1989, 2013),
+  firm('Ismael Leyva Architects', 1985),
+  firm('Issac & Stern Architects', 1990),
+  firm('Fogarty Finger', 2005),
 ];
 
 /** Named-building stems ("The Aldyn"). */
