@@ -116,8 +116,9 @@ describe('GET /v1/building/{id}', () => {
       photos: photos.map((p) => ({
         key: p.key,
         url: photoUrl(t.config.photoBaseUrl, p.key),
-        width: p.width,
-        height: p.height,
+        // The served image's size (the default size), not the original's.
+        width: 800,
+        height: 400,
         caption: p.caption,
       })),
     });
@@ -228,7 +229,7 @@ describe('GET /v1/building/{id}', () => {
       const after = (await getAs<BuildingDetailResponse>('STARTER', path)).body.data.photos;
       expect(after).toEqual([
         ...before,
-        { key, url: photoUrl(t.config.photoBaseUrl, key), width: 640, height: 480, caption: 'Courtyard' },
+        { key, url: photoUrl(t.config.photoBaseUrl, key), width: 800, height: 400, caption: 'Courtyard' },
       ]);
     } finally {
       await t.store.db.deleteFrom('photos').where('key', '=', key).execute();

@@ -145,8 +145,9 @@ describe('GET /v1/property/{id}', () => {
       photos.map((p) => ({
         key: p.key,
         url: photoUrl(t.config.photoBaseUrl, p.key),
-        width: p.width,
-        height: p.height,
+        // The served image's size (the default size), not the original's.
+        width: 800,
+        height: 400,
         caption: p.caption,
       })),
     );

@@ -15,14 +15,14 @@ import { Rng } from './market/random.ts';
  */
 export class DemoPhotoSource implements PhotoSource {
   /** Bump when the drawing changes: cached variants of the old drawing are then ignored. */
-  readonly id = 'demo-svg-1';
+  readonly id = 'demo-svg-2';
 
   async sourceImage(photo: PhotoRecord): Promise<Buffer> {
     return Buffer.from(demoPhotoSvg(photo), 'utf8');
   }
 }
 
-type Scene =
+export type Scene =
   | 'living'
   | 'bedroom'
   | 'kitchen'
@@ -31,26 +31,43 @@ type Scene =
   | 'closet'
   | 'lobby'
   | 'facade'
+  | 'street'
+  | 'entrance'
+  | 'plan'
   | 'view';
 
-const SCENES: Readonly<Record<string, Scene>> = {
+/**
+ * What each caption the demo writes shows (lower case). Every caption kind has
+ * its own scene, so an "Exterior" is never a room and a "Floor plan" is a plan;
+ * only an uncaptioned photo falls back to a seeded interior.
+ */
+export const SCENES: Readonly<Record<string, Scene>> = {
   'living room': 'living',
   bedroom: 'bedroom',
+  'sleeping area': 'bedroom',
   kitchen: 'kitchen',
   bathroom: 'bathroom',
   'dining area': 'dining',
   closet: 'closet',
   lobby: 'lobby',
   facade: 'facade',
+  exterior: 'facade',
+  'street view': 'street',
+  entrance: 'entrance',
+  'floor plan': 'plan',
   view: 'view',
   'roof deck': 'view',
 };
 
 const INTERIORS: readonly Scene[] = ['living', 'bedroom', 'kitchen', 'dining'];
 
+/** The scene a caption names; undefined for no caption or one the demo never writes. */
+export function sceneForCaption(caption: string | null): Scene | undefined {
+  return caption ? SCENES[caption.trim().toLowerCase()] : undefined;
+}
+
 function sceneOf(photo: PhotoRecord, rng: Rng): Scene {
-  const named = photo.caption ? SCENES[photo.caption.trim().toLowerCase()] : undefined;
-  return named ?? rng.pick(INTERIORS);
+  return sceneForCaption(photo.caption) ?? rng.pick(INTERIORS);
 }
 
 /** The SVG document of a demo photo; exported for tests and for operators previewing the drawing. */
@@ -59,6 +76,9 @@ export function demoPhotoSvg(photo: PhotoRecord): string {
   const canvas = new Canvas(photo.width, photo.height);
   const scene = sceneOf(photo, rng);
   if (scene === 'facade') drawFacade(canvas, rng);
+  else if (scene === 'street') drawStreet(canvas, rng);
+  else if (scene === 'entrance') drawEntrance(canvas, rng);
+  else if (scene === 'plan') drawPlan(canvas, rng);
   else if (scene === 'view') drawSkyline(canvas, rng, photo.caption?.toLowerCase().includes('roof') ?? false);
   else drawRoom(canvas, rng, scene);
   drawCaption(canvas, photo.caption);
@@ -192,8 +212,7 @@ function drawWindowGrid(
   }
 }
 
-function drawFacade(c: Canvas, rng: Rng): void {
-  const ground = c.h * 0.88;
+function drawFacade(c: Canvas, rng: Rng, ground = c.h * 0.88): void {
   drawSky(c, rng, ground);
   const brick = rng.pick([
     hsl(rng.range(5, 20), 0.45, rng.range(0.32, 0.45)),
@@ -221,6 +240,142 @@ function drawFacade(c: Canvas, rng: Rng): void {
     const tx = c.w * rng.pick([0.22, 0.72]);
     c.rect(tx - c.w * 0.006, ground - c.h * 0.2, c.w * 0.012, c.h * 0.2, hsl(25, 0.4, 0.25));
     c.ellipse(tx, ground - c.h * 0.25, c.w * 0.07, c.h * 0.1, hsl(rng.range(90, 130), 0.4, 0.35));
+  }
+}
+
+/** The block from across the street: the building set back behind a sidewalk, a roadway and parked cars. */
+function drawStreet(c: Canvas, rng: Rng): void {
+  const band = safeBand(c);
+  const curb = band.top + band.height * 0.7;
+  drawFacade(c, rng, curb - band.height * 0.06);
+  c.rect(0, curb - band.height * 0.06, c.w, band.height * 0.06, hsl(0, 0, 0.7));
+  c.rect(0, curb, c.w, c.h - curb, hsl(220, 0.05, 0.24));
+  const lane = curb + (c.h - curb) * 0.55;
+  for (let x = c.w * 0.02; x < c.w; x += c.w * 0.12) c.rect(x, lane, c.w * 0.06, 4, '#e8d35a');
+  const cars = rng.int(1, 3);
+  for (let i = 0; i < cars; i++) {
+    const w = c.w * rng.range(0.16, 0.22);
+    const x = (c.w / cars) * i + rng.range(0, c.w / cars - w);
+    const y = curb + band.height * 0.02;
+    const h = band.height * 0.12;
+    const paint = hsl(rng.range(0, 360), rng.range(0.1, 0.6), rng.range(0.25, 0.6));
+    c.rect(x, y + h * 0.35, w, h * 0.5, paint, ' rx="10"');
+    c.rect(x + w * 0.2, y, w * 0.55, h * 0.45, paint, ' rx="12"');
+    c.rect(x + w * 0.26, y + h * 0.06, w * 0.43, h * 0.3, hsl(205, 0.3, 0.75));
+    for (const wx of [x + w * 0.2, x + w * 0.8]) c.ellipse(wx, y + h * 0.88, h * 0.16, h * 0.16, '#1c1c1c');
+  }
+}
+
+/** The front door close up: masonry, a canopy or stoop, the door's glass, the house number. */
+function drawEntrance(c: Canvas, rng: Rng): void {
+  const band = safeBand(c);
+  const wall = rng.pick([
+    hsl(rng.range(5, 20), 0.45, rng.range(0.32, 0.45)),
+    hsl(rng.range(25, 40), 0.25, rng.range(0.55, 0.7)),
+  ]);
+  c.rect(0, 0, c.w, c.h, wall);
+  for (let y = 0; y < c.h; y += c.h * 0.03) c.rect(0, y, c.w, 1.2, hsl(0, 0, 0.3), ' opacity="0.25"');
+  const ground = band.bottom - band.height * 0.05;
+  const doorW = band.height * 0.42;
+  const doorH = band.height * 0.66;
+  const doorX = c.w / 2 - doorW / 2;
+  const doorY = ground - doorH;
+  c.rect(doorX - doorW * 0.12, doorY - doorW * 0.12, doorW * 1.24, doorH + doorW * 0.12, hsl(30, 0.1, 0.82));
+  c.rect(doorX, doorY, doorW, doorH, hsl(rng.range(0, 360), 0.35, 0.22));
+  c.rect(doorX + doorW * 0.14, doorY + doorH * 0.08, doorW * 0.72, doorH * 0.55, hsl(205, 0.25, 0.7));
+  c.ellipse(doorX + doorW * 0.86, doorY + doorH * 0.62, 6, 6, '#d4af37');
+  if (rng.chance(0.6)) {
+    // A canopy out to the curb, as on elevator buildings.
+    c.poly(
+      [
+        [doorX - doorW * 0.5, doorY - doorW * 0.2],
+        [doorX + doorW * 1.5, doorY - doorW * 0.2],
+        [doorX + doorW * 1.3, doorY - doorW * 0.02],
+        [doorX - doorW * 0.3, doorY - doorW * 0.02],
+      ],
+      hsl(rng.pick([0, 120, 220]), 0.45, 0.22),
+    );
+  }
+  for (let i = 0; i < 3; i++) {
+    const inset = i * doorW * 0.12;
+    c.rect(
+      doorX - doorW * 0.4 + inset,
+      ground + i * 8,
+      doorW * 1.8 - 2 * inset,
+      8,
+      hsl(30, 0.08, 0.65 - i * 0.05),
+    );
+  }
+  c.rect(doorX + doorW * 1.3, doorY + doorH * 0.2, doorW * 0.32, doorW * 0.2, '#f2f0ea', ' rx="4"');
+  for (const lx of [doorX - doorW * 0.35, doorX + doorW * 1.35]) {
+    c.ellipse(lx, doorY + doorH * 0.15, doorW * 0.06, doorW * 0.1, '#f7e3b0');
+  }
+}
+
+/**
+ * A floor plan: white paper, dark outer walls, rooms divided by inner walls
+ * with door gaps and room labels; drawn inside the 2:1 band so every size shows it whole.
+ */
+function drawPlan(c: Canvas, rng: Rng): void {
+  const band = safeBand(c);
+  c.rect(0, 0, c.w, c.h, '#fbfaf7');
+  const margin = band.height * 0.08;
+  const x0 = c.w * 0.08;
+  const x1 = c.w * 0.92;
+  const y0 = band.top + margin;
+  const y1 = band.bottom - band.height * 0.18;
+  const wall = '#2b2b2b';
+  const thick = Math.max(4, band.height * 0.012);
+  const thin = thick * 0.55;
+  // Rooms: a row of columns, the widest the living room, some split in two (bath/closet).
+  const columns = rng.int(3, 5);
+  const weights = Array.from({ length: columns }, (_, i) =>
+    i === 0 ? rng.range(1.6, 2.2) : rng.range(0.8, 1.3),
+  );
+  const total = weights.reduce((a, b) => a + b, 0);
+  // Rooms after the living room, in the order cells are drawn: each used once.
+  const labels = ['KITCHEN', 'BEDROOM', 'BATH', 'BEDROOM', 'CLOSET', 'DINING', 'BATH', 'OFFICE'];
+  const font = `font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif"`;
+  const labelSize = Math.round(band.height * 0.035);
+  let x = x0;
+  let label = 0;
+  for (let i = 0; i < columns; i++) {
+    const w = ((x1 - x0) * weights[i]!) / total;
+    const split = i > 0 && rng.chance(0.5);
+    const cells = split ? [y0, y0 + (y1 - y0) * rng.range(0.4, 0.6), y1] : [y0, y1];
+    for (let k = 0; k + 1 < cells.length; k++) {
+      const top = cells[k]!;
+      const bottom = cells[k + 1]!;
+      if (k > 0) {
+        c.rect(x, top - thin / 2, w * 0.6, thin, wall);
+      }
+      const name = i === 0 ? 'LIVING' : (labels[label++] ?? 'ROOM');
+      c.parts.push(
+        `<text x="${n(x + w / 2)}" y="${n((top + bottom) / 2)}" ${font} font-size="${labelSize}" fill="#555555" text-anchor="middle">${name}</text>`,
+      );
+    }
+    if (i > 0) {
+      // Inner wall with a door gap and the door's swing.
+      const gapTop = y0 + (y1 - y0) * rng.range(0.15, 0.6);
+      const gap = band.height * 0.09;
+      c.rect(x - thin / 2, y0, thin, gapTop - y0, wall);
+      c.rect(x - thin / 2, gapTop + gap, thin, y1 - gapTop - gap, wall);
+      c.parts.push(
+        `<path d="M ${n(x)} ${n(gapTop)} A ${n(gap)} ${n(gap)} 0 0 1 ${n(x + gap)} ${n(gapTop + gap)}" fill="none" stroke="#888888" stroke-width="1.5"/>`,
+      );
+    }
+    x += w;
+  }
+  c.rect(x0, y0, x1 - x0, thick, wall);
+  c.rect(x0, y1 - thick, x1 - x0, thick, wall);
+  c.rect(x0, y0, thick, y1 - y0, wall);
+  c.rect(x1 - thick, y0, thick, y1 - y0, wall);
+  // Windows: gaps in the outer wall drawn as thin double lines.
+  const windows = rng.int(2, 4);
+  for (let i = 0; i < windows; i++) {
+    const wx = x0 + (x1 - x0) * rng.range(0.05, 0.85);
+    c.rect(wx, y0 - 1, (x1 - x0) * 0.08, thick + 2, '#fbfaf7');
+    c.rect(wx, y0 + thick * 0.3, (x1 - x0) * 0.08, 1.5, '#6a8caf');
   }
 }
 

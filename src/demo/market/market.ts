@@ -495,6 +495,7 @@ export class DemoMarketGenerator {
     // Photos (rows and the lead key) live with the detail page: old history has none, which
     // keeps a full-scale store hundreds of thousands of rows smaller.
     const kept = scraped ? (detailPage ? photoCount : Math.min(1, photoCount)) : 0;
+    const captions = detailPage ? photoCaptions(kept, plan) : [];
     for (let position = 0; position < kept; position++) {
       const key = hexKey(this.seed, 'photo', id, position);
       photoKeys.push(key);
@@ -506,7 +507,7 @@ export class DemoMarketGenerator {
         position,
         width: 1200,
         height: position % 5 === 4 ? 1500 : 800,
-        caption: photoCaption(position, kind, b.type),
+        caption: captions[position] ?? null,
         render_seed: renderSeedForKey(key),
       });
     }
@@ -1312,22 +1313,28 @@ function unitLabel(plan: ListingPlan): string | null {
   return `${plan.floor}${String.fromCharCode(65 + rng.int(0, Math.min(11, Math.max(3, Math.round(b.units / b.floors)))))}`;
 }
 
-const CAPTIONS = [
-  'Living room',
-  'Kitchen',
-  'Bedroom',
-  'Bathroom',
-  'View',
-  'Bedroom',
-  'Dining area',
-  'Closet',
-  'Lobby',
-  'Roof deck',
-];
-
-function photoCaption(position: number, kind: ListingKind, type: BuildingType): string | null {
-  if (position === 0) return kind === 'sale' && WHOLE_BUILDING.has(type) ? 'Facade' : 'Living room';
-  return CAPTIONS[position % CAPTIONS.length] ?? null;
+/**
+ * Captions of a listing's photos, in display order: the lead (the facade of a
+ * whole building for sale, else the living room), the kitchen, one bedroom per
+ * bedroom (a studio's sleeping area), one bathroom per full bath, then what the
+ * unit and building have (a view from a high floor, a lobby, a roof deck) —
+ * never a room the listing does not have. More photos than rooms show the
+ * main rooms again.
+ */
+function photoCaptions(count: number, plan: ListingPlan): string[] {
+  const { b, kind } = plan;
+  const rooms: string[] =
+    kind === 'sale' && WHOLE_BUILDING.has(b.type) ? ['Facade', 'Living room'] : ['Living room'];
+  rooms.push('Kitchen');
+  if (plan.beds === 0) rooms.push('Sleeping area');
+  for (let i = 0; i < plan.beds; i++) rooms.push('Bedroom');
+  for (let i = 0; i < plan.full; i++) rooms.push('Bathroom');
+  rooms.push('Dining area', 'Closet');
+  if (b.elevator && plan.floor >= 8) rooms.push('View');
+  if (b.elevator) rooms.push('Lobby');
+  if (b.amenities.includes('roof_deck')) rooms.push('Roof deck');
+  const again = ['Living room', 'Kitchen', plan.beds === 0 ? 'Sleeping area' : 'Bedroom'];
+  return Array.from({ length: count }, (_, i) => rooms[i] ?? again[(i - rooms.length) % again.length]!);
 }
 
 function describe(rng: Rng, plan: ListingPlan, view: string | null, outdoor: string | null): string {

@@ -15,6 +15,9 @@ export function toPhotoRecord(row: Selectable<PhotosTable>): PhotoRecord {
   };
 }
 
+/** The caption a floor plan is drawn (and described) with. */
+export const FLOOR_PLAN_CAPTION = 'Floor plan';
+
 /** Floor plans are drawn at this size (they are not rows of `photos`). */
 const FLOOR_PLAN_SIZE = { width: 1200, height: 900 } as const;
 
@@ -37,7 +40,7 @@ export async function findPhoto(db: Kysely<Database>, key: string): Promise<Phot
     buildingId: null,
     position: -1,
     ...FLOOR_PLAN_SIZE,
-    caption: 'Floor plan',
+    caption: FLOOR_PLAN_CAPTION,
     renderSeed: null,
   };
 }

@@ -80,8 +80,11 @@ export const ListingPhotoSchema = Type.Object(
     url: Type.String({
       description: 'Default-size image: `{photo_base_url}/fp/<key>-se_large_800_400.webp`.',
     }),
-    width: Type.Integer({ minimum: 1, description: 'Width of the original, in pixels.' }),
-    height: Type.Integer({ minimum: 1, description: 'Height of the original, in pixels.' }),
+    width: Type.Integer({
+      minimum: 1,
+      description: 'Width in pixels of the image at `url` (other sizes: the suffix names them).',
+    }),
+    height: Type.Integer({ minimum: 1, description: 'Height in pixels of the image at `url`.' }),
     caption: Type.Union([Type.String(), Type.Null()]),
   },
   { $id: 'PhotoRef', description: 'One photo: its key, default-size URL, dimensions and caption.' },
