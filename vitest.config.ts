@@ -20,6 +20,10 @@ const DIALECT_INDEPENDENT = [
   'test/docs.browser.test.ts',
   'test/faults.redis.test.ts',
   'test/opendata.bulk.test.ts',
+  // The consent page's HTML, headers and browser behaviour; the OAuth storage runs on both dialects in oauth.*.test.ts.
+  'test/oauth.consent.browser.test.ts',
+  // A third-party MCP client over the transport: the store is not its subject.
+  'test/mcp.remote.test.ts',
 ];
 const postgresPass = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
 

@@ -83,9 +83,18 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const base: autocannon.Options = {
     url: options.url,
     connections: options.connections,
-    headers: { ...options.headers },
+    headers: { ...options.headers, ...scenario.headers },
     timeout: 10,
-    requests: [{ setupRequest: (request) => ({ ...request, path: scenario.nextPath(options.rng) }) }],
+    requests: [
+      {
+        setupRequest: (request) => {
+          const path = scenario.nextPath(options.rng);
+          return scenario.nextBody
+            ? { ...request, path, method: 'POST', body: scenario.nextBody(options.rng) }
+            : { ...request, path };
+        },
+      },
+    ],
   };
   if (options.warmupS > 0) await fire({ ...base, duration: options.warmupS });
 

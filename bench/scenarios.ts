@@ -13,6 +13,10 @@ export interface Scenario {
   readonly nextPath: (rng: Rng) => string;
   /** Tier of the key the scenario calls with; INTERNAL (the bench's own key) when absent. */
   readonly tier?: Tier;
+  /** The JSON body of the next request, sent with POST; absent: the scenario sends GETs. */
+  readonly nextBody?: (rng: Rng) => string;
+  /** Headers the scenario's requests add to the run's (e.g. the MCP transport's Accept). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface ScenarioInputs {
@@ -49,8 +53,38 @@ function priceBand(rng: Rng): { minPrice: number; maxPrice: number } {
  * response or query-plan cache keyed on the URL cannot stand in for the work.
  */
 export function searchFiveAreasPath(rng: Rng, neighborhoods: readonly number[]): string {
+  return `/v1/search/rentals?${query(searchFiveAreasParams(rng, neighborhoods))}`;
+}
+
+/** The headline search's parameters: REST sends them as the query, MCP as the tool's arguments. */
+function searchFiveAreasParams(rng: Rng, neighborhoods: readonly number[]) {
   const areas = sample(rng, neighborhoods, 5).join(',');
-  return `/v1/search/rentals?${query({ areas, ...priceBand(rng), sort: 'PRICE', perPage: 50 })}`;
+  return { areas, ...priceBand(rng), sort: 'PRICE', perPage: 50 };
+}
+
+/**
+ * The headline search as an MCP `tools/call search_rentals` (stateless: no
+ * initialize, no session), with the same arguments as `search-5-areas`: the
+ * cost of the MCP layer (transport, JSON-RPC, tool dispatch, per-call quota
+ * charge, structured and text results) over the same service call.
+ */
+function mcpSearchScenario(neighborhoods: readonly number[]): Scenario {
+  let id = 0;
+  return {
+    name: 'mcp-search-5-areas',
+    target: 'service',
+    description:
+      'POST /mcp tools/call search_rentals with the arguments of search-5-areas (stateless, JSON response): MCP calls/s beside the REST search.',
+    nextPath: () => '/mcp',
+    nextBody: (rng) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name: 'search_rentals', arguments: searchFiveAreasParams(rng, neighborhoods) },
+      }),
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+  };
 }
 
 /** Scenarios in run order; the baseline is added around them by the runner. */
@@ -69,6 +103,7 @@ export function serviceScenarios(inputs: ScenarioInputs): Scenario[] {
         'GET /v1/search/rentals with 5 random neighborhoods, a random price band, sort=PRICE, perPage=50.',
       nextPath: (rng) => searchFiveAreasPath(rng, inputs.neighborhoods),
     },
+    mcpSearchScenario(inputs.neighborhoods),
     {
       name: 'search-all-nyc-6-filters',
       target: 'service',

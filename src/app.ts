@@ -18,6 +18,7 @@ import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import { type Logger, pino } from 'pino';
 import type { Config } from './config.ts';
 import { DemoPhotoSource } from './demo/photo-source.ts';
+import { createMetering } from './http/access.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import { createHttpServer, type HttpApp, loggerOptions } from './http/server.ts';
 import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './jobs/deliveries/delivery-worker.ts';
@@ -30,6 +31,7 @@ import { Refresher, type RefresherOptions } from './jobs/refresh/refresher.ts';
 import { ScoresJob } from './jobs/scores.ts';
 import { WatcherPoller } from './jobs/watchers/watcher-poller.ts';
 import { createWorkerJobs } from './jobs/worker/worker-jobs.ts';
+import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { adminRoutes } from './modules/admin/admin.routes.ts';
 import { ADMIN_SCHEMAS } from './modules/admin/admin.schema.ts';
 import { listAreas } from './modules/areas/areas.repository.ts';
@@ -79,6 +81,10 @@ import { WatchersService } from './modules/watchers/watchers.service.ts';
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { WEBHOOK_SCHEMAS } from './modules/webhooks/webhooks.schema.ts';
 import { WebhooksService } from './modules/webhooks/webhooks.service.ts';
+import { oauthRoutes } from './oauth/oauth.routes.ts';
+import { OAUTH_SCHEMAS } from './oauth/oauth.schema.ts';
+import { OAuthService } from './oauth/oauth.service.ts';
+import { BearerResolver, OAuthTokenResolver } from './oauth/token-resolver.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Store } from './platform/db/database.ts';
 import { createLimits, type Limits } from './platform/limits/limits.ts';
@@ -189,6 +195,8 @@ export interface Services {
   readonly watchers: WatchersService;
   /** Polls due watchers; started and stopped with the jobs (tests call `pollDue()`). */
   readonly watcherPoller: WatcherPoller;
+  /** The OAuth 2.1 authorization server (`/oauth/*`, discovery) and its access tokens. */
+  readonly oauth: OAuthService;
 }
 
 export interface Composition {
@@ -324,6 +332,7 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
     tierLimits: config.tierLimits,
     log,
   });
+  const subscriptions = new LocalSubscriptionProvider(store.db, wallClock, config.apiKeyPrefix);
   const services: Services = {
     config,
     marketClock,
@@ -369,7 +378,7 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
             : 'photo cache maintenance failed',
         ),
     }),
-    subscriptions: new LocalSubscriptionProvider(store.db, wallClock, config.apiKeyPrefix),
+    subscriptions,
     limits,
     usage: new UsageService(limits.quota, config.tierLimits, wallClock),
     refresher,
@@ -404,6 +413,13 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
     webhookDelivery,
     watchers,
     watcherPoller,
+    oauth: new OAuthService({
+      db: store.db,
+      wallClock,
+      subscriptions,
+      publicUrl: config.publicUrl,
+      onPruneError: (error) => log.warn({ err: error }, 'pruning expired OAuth rows failed'),
+    }),
   };
 
   const jobs =
@@ -474,6 +490,7 @@ export const COMPONENT_SCHEMAS: readonly TSchema[] = [
   ...EVENTS_SCHEMAS,
   ...WEBHOOK_SCHEMAS,
   ...WATCHER_SCHEMAS,
+  ...OAUTH_SCHEMAS,
 ];
 
 export interface AppOptions {
@@ -495,7 +512,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       : { logger: options.logger }),
     componentSchemas: COMPONENT_SCHEMAS,
     access: {
-      resolver: new ApiKeyResolver(services.subscriptions, config.tierLimits, services.wallClock),
+      // API keys, and OAuth access tokens (told apart by their prefix).
+      resolver: new BearerResolver(
+        new ApiKeyResolver(services.subscriptions, config.tierLimits, services.wallClock),
+        new OAuthTokenResolver(services.oauth, config.tierLimits),
+      ),
       limits: services.limits,
       tierLimits: config.tierLimits,
       clock: services.wallClock,
@@ -530,5 +551,24 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     { prefix: '/v1' },
   );
   await app.register(photoFileRoutes, { photos: services.photos });
+  // The OAuth authorization server and discovery live at the root, beside /.well-known.
+  await app.register(oauthRoutes, { oauth: services.oauth, limits: services.limits });
+  // MCP (issue 14): the same services as the REST routes, charged per tool call like the REST call.
+  await app.register(mcpRoutes, {
+    search: services.search,
+    areas: services.areas,
+    market: services.market,
+    marketTrends: services.marketTrends,
+    property: services.property,
+    building: services.building,
+    areaTree: services.areaTree,
+    publicUrl,
+    metering: createMetering({
+      limits: services.limits,
+      tierLimits: config.tierLimits,
+      clock: services.wallClock,
+    }),
+    version: config.version,
+  });
   return app;
 }

@@ -69,6 +69,20 @@ const SAMPLES: Record<string, { path: string; body?: unknown }> = {
   'PATCH /v1/watchers/:id': { path: '/v1/watchers/none', body: { status: 'paused' } },
   'DELETE /v1/watchers/:id': { path: '/v1/watchers/none' },
   'GET /v1/watchers/:id/stream': { path: '/v1/watchers/none/stream' },
+  // OAuth: discovery documents, and requests the endpoints refuse (their own RFC errors or error page).
+  'GET /.well-known/oauth-authorization-server': { path: '/.well-known/oauth-authorization-server' },
+  'GET /.well-known/oauth-authorization-server/mcp': { path: '/.well-known/oauth-authorization-server/mcp' },
+  'GET /.well-known/oauth-protected-resource': { path: '/.well-known/oauth-protected-resource' },
+  'GET /.well-known/oauth-protected-resource/mcp': { path: '/.well-known/oauth-protected-resource/mcp' },
+  'POST /oauth/register': { path: '/oauth/register', body: {} },
+  'GET /oauth/authorize': { path: '/oauth/authorize' },
+  'POST /oauth/authorize': { path: '/oauth/authorize', body: {} },
+  'POST /oauth/token': { path: '/oauth/token', body: {} },
+  // MCP: the samples send no MCP Accept header (POST answers 406 after access control); GET and DELETE answer 405.
+  'POST /mcp': { path: '/mcp', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } },
+  'GET /mcp': { path: '/mcp' },
+  'DELETE /mcp': { path: '/mcp' },
+  'GET /.well-known/mcp/server.json': { path: '/.well-known/mcp/server.json' },
 };
 
 /** Routes outside access control altogether: the documentation only. */
@@ -147,7 +161,9 @@ describe('tier matrix, generated from the route table', () => {
         const body = (await response.text()) || '{}';
         const where = `${route.method} ${route.url} as ${caller}: ${response.status} ${body.slice(0, 200)}`;
         const expected = expectedOutcome(policy, caller);
-        const error = (JSON.parse(body) as Partial<ErrorJson>).error;
+        // The consent page answers in HTML.
+        const json = response.headers.get('content-type')?.includes('json') ?? false;
+        const error = json ? (JSON.parse(body) as Partial<ErrorJson>).error : undefined;
         if (expected === 'missing-key') {
           if (response.status !== 401 || error?.code !== 'MISSING_API_KEY')
             failures.push(`${where}; expected 401 MISSING_API_KEY`);

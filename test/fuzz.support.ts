@@ -217,7 +217,8 @@ export const MAX_ENVELOPE_BYTES = 16 * 1024;
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** Statuses an error may have with no parameter to name (auth, tier, unknown resource, lifecycle). */
-const UNNAMED_ERRORS = new Set([401, 403, 404, 409, 413, 415]);
+// 405: a method the route does not offer (GET and DELETE /mcp).
+const UNNAMED_ERRORS = new Set([401, 403, 404, 405, 409, 413, 415]);
 
 export interface Answer {
   status: number;
@@ -281,6 +282,16 @@ export async function send(
  * operation's parameters or body fields, or `path` for router-level
  * rejections) in its message and details.
  */
+/** A JSON-RPC 2.0 error response (`/mcp`): `{jsonrpc: "2.0", id, error: {code: integer, message}}`. */
+function isJsonRpcError(body: unknown): boolean {
+  const candidate = body as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } };
+  return (
+    candidate.jsonrpc === '2.0' &&
+    Number.isInteger(candidate.error?.code) &&
+    typeof candidate.error?.message === 'string'
+  );
+}
+
 export function expectCleanAnswer(answer: Answer, named: ReadonlySet<string>, context: string): void {
   const where = `${context} → ${answer.status} ${answer.text.slice(0, 300)}`;
   expect(answer.status, where).toBeLessThan(500);
@@ -290,6 +301,8 @@ export function expectCleanAnswer(answer: Answer, named: ReadonlySet<string>, co
     expect(type, where).toContain('application/json');
     expect(answer.bytes, where).toBeLessThanOrEqual(MAX_ENVELOPE_BYTES);
     const body = JSON.parse(answer.text) as ErrorBody;
+    // The MCP endpoint's transport answers in JSON-RPC's shape (what an MCP client reads), not the envelope.
+    if (isJsonRpcError(body) && [400, 403, 406].includes(answer.status)) return;
     expect(Object.keys(ERROR_CODES), where).toContain(body.error.code);
     expect(ERROR_CODES[body.error.code], where).toBe(answer.status);
     expect(body.error.status, where).toBe(answer.status);

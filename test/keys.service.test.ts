@@ -35,6 +35,9 @@ class RecordingProvider implements SubscriptionProvider {
   check(): Promise<KeyCheck> {
     throw new Error('not used');
   }
+  checkById(): Promise<KeyCheck> {
+    throw new Error('not used');
+  }
   issue(): Promise<IssuedKey> {
     throw new Error('not used');
   }

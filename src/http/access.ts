@@ -119,6 +119,87 @@ async function unavailableOnFailure<T>(request: FastifyRequest, call: () => Prom
   }
 }
 
+/** One call's standing against its caller's monthly quota, as `Metering` judged it. */
+export interface QuotaStanding {
+  quota: QuotaDecision;
+  /** The quota month (UTC) the call fell in. */
+  period: { id: string; start: Date; end: Date };
+  /** True when this call was counted (its tier may make it); false when the count was only read. */
+  charged: boolean;
+}
+
+/** What one charged call leaves for headers: the tier's monthly limit and the count after it. */
+export interface CallCharge {
+  limits: TierLimits;
+  used: number;
+  /** Past the monthly quota, inside the overage allowance. */
+  overage: boolean;
+}
+
+/**
+ * Tier gating and quota counting for one call, the one implementation behind
+ * the access hook (one call per HTTP request) and the MCP endpoint (one call
+ * per tool call or resource read, while the HTTP request pays the rate window).
+ */
+export interface Metering {
+  /**
+   * Counts one call against the caller's month when its tier may make it
+   * (`charged`), else only reads the count: a refused call is never charged.
+   * Limits backend down: 503 SERVICE_UNAVAILABLE with Retry-After.
+   */
+  count(request: FastifyRequest, caller: Caller, minTier: Tier): Promise<QuotaStanding>;
+  /** Reads the caller's count without charging (uncounted routes, refused requests). */
+  peek(request: FastifyRequest, caller: Caller): Promise<QuotaStanding>;
+  /** Throws TIER_RESTRICTED (403) below `minTier`, then QUOTA_EXCEEDED (429, Retry-After: the next month). */
+  assertAllowed(caller: Caller, minTier: Tier, quota: QuotaDecision, period: QuotaStanding['period']): void;
+  /** `count` then `assertAllowed`: a call of a counted operation, as a REST request of it is charged. */
+  charge(request: FastifyRequest, caller: Caller, minTier: Tier): Promise<CallCharge>;
+}
+
+export function createMetering(options: Pick<AccessOptions, 'limits' | 'tierLimits' | 'clock'>): Metering {
+  const { limits, tierLimits, clock } = options;
+  const metering: Metering = {
+    async count(request, caller, minTier) {
+      const period = quotaPeriod(clock.now());
+      if (tierRank(caller.tier) < tierRank(minTier)) return metering.peek(request, caller);
+      const tierLimit = tierLimits[caller.tier];
+      const quota = await unavailableOnFailure(request, () =>
+        limits.quota.increment(caller.bucket, period.id, tierLimit.monthlyQuota + tierLimit.overageLimit),
+      );
+      return { quota, period, charged: true };
+    },
+    async peek(request, caller) {
+      const period = quotaPeriod(clock.now());
+      const used = await unavailableOnFailure(request, () => limits.quota.used(caller.bucket, period.id));
+      return { quota: { allowed: true, used }, period, charged: false };
+    },
+    assertAllowed(caller, minTier, quota, period) {
+      if (tierRank(caller.tier) < tierRank(minTier)) {
+        throw new ApiError('TIER_RESTRICTED', `This endpoint requires the ${minTier} tier or above`, {
+          requiredTier: minTier,
+          currentTier: caller.tier,
+        });
+      }
+      if (!quota.allowed) {
+        const tierLimit = tierLimits[caller.tier];
+        const retryAfter = Math.max(1, Math.ceil((period.end.getTime() - clock.now().getTime()) / 1000));
+        throw new ApiError(
+          'QUOTA_EXCEEDED',
+          `Monthly quota of ${tierLimit.monthlyQuota} requests (plus ${tierLimit.overageLimit} overage) is used up until ${period.end.toISOString()}`,
+          { retryAfter },
+        );
+      }
+    },
+    async charge(request, caller, minTier) {
+      const { quota, period } = await metering.count(request, caller, minTier);
+      metering.assertAllowed(caller, minTier, quota, period);
+      const tierLimit = tierLimits[caller.tier];
+      return { limits: tierLimit, used: quota.used, overage: quota.used > tierLimit.monthlyQuota };
+    },
+  };
+  return metering;
+}
+
 /**
  * Installs credential resolution, rate limiting, tier gating and quota
  * counting, in that order, for every route that declares a metered policy.
@@ -132,6 +213,7 @@ async function unavailableOnFailure<T>(request: FastifyRequest, call: () => Prom
  */
 export function installAccessControl(app: FastifyInstance, options: AccessOptions): void {
   const { resolver, limits, tierLimits, clock } = options;
+  const metering = createMetering(options);
   const routes: RegisteredRoute[] = [];
   registries.set(app, routes);
   app.addHook('onRoute', (route) => {
@@ -182,20 +264,10 @@ export function installAccessControl(app: FastifyInstance, options: AccessOption
     reply.header('X-RateLimit-Remaining', rate.remaining);
     reply.header('X-RateLimit-Reset', Math.ceil(rate.resetAt / 1000));
 
-    const period = quotaPeriod(clock.now());
     const counted = policy.metering === 'count' && authError === null && rate.allowed;
-    const mayCount = counted && tierRank(caller.tier) >= tierRank(policy.minTier);
-    let quota: QuotaDecision;
-    if (mayCount) {
-      quota = await unavailableOnFailure(request, () =>
-        limits.quota.increment(caller.bucket, period.id, tierLimit.monthlyQuota + tierLimit.overageLimit),
-      );
-    } else {
-      quota = {
-        allowed: true,
-        used: await unavailableOnFailure(request, () => limits.quota.used(caller.bucket, period.id)),
-      };
-    }
+    const { quota, period, charged } = counted
+      ? await metering.count(request, caller, policy.minTier)
+      : await metering.peek(request, caller);
     setQuotaHeaders(reply, tierLimit, quota.used);
 
     // A caller past its window gets 429 even with a bad key: key guessing is throttled by IP.
@@ -209,20 +281,7 @@ export function installAccessControl(app: FastifyInstance, options: AccessOption
       reply.header('WWW-Authenticate', challenge(policy, header !== undefined));
       throw authError;
     }
-    if (tierRank(caller.tier) < tierRank(policy.minTier)) {
-      throw new ApiError('TIER_RESTRICTED', `This endpoint requires the ${policy.minTier} tier or above`, {
-        requiredTier: policy.minTier,
-        currentTier: caller.tier,
-      });
-    }
-    if (!quota.allowed) {
-      const retryAfter = Math.max(1, Math.ceil((period.end.getTime() - clock.now().getTime()) / 1000));
-      throw new ApiError(
-        'QUOTA_EXCEEDED',
-        `Monthly quota of ${tierLimit.monthlyQuota} requests (plus ${tierLimit.overageLimit} overage) is used up until ${period.end.toISOString()}`,
-        { retryAfter },
-      );
-    }
-    if (mayCount && quota.used > tierLimit.monthlyQuota) reply.header('X-Quota-Overage', 'true');
+    metering.assertAllowed(caller, policy.minTier, quota, period);
+    if (charged && quota.used > tierLimit.monthlyQuota) reply.header('X-Quota-Overage', 'true');
   });
 }

@@ -21,6 +21,8 @@ export interface Caller {
   maxPerPage: number;
   /** The API key behind the call, when there is one. */
   keyId?: string;
+  /** The OAuth grant behind the call (`kind: 'oauth'`): one consent and its token family. */
+  grantId?: string;
 }
 
 declare module 'fastify' {

@@ -45,6 +45,13 @@ const SECRET_PARAMETER = new RegExp(
  */
 const BEARER = /\bBearer(?:\s|%20|\+|\\[tn])+[A-Za-z0-9\-._~+/%]+=*/gi;
 
+/**
+ * OAuth codes and tokens (src/oauth): recognizable by their prefix wherever a
+ * client puts them (a path segment, an unnamed parameter). Kept in step with
+ * the prefixes in src/oauth/oauth.service.ts.
+ */
+const OAUTH_SECRET = /\bstoop_(at|rt|ac)_[A-Za-z0-9_-]+/g;
+
 /** A percent-escape of an unreserved character (RFC 3986 §2.3): equivalent to the character itself. */
 const ESCAPE = /%([0-9A-Fa-f]{2})/g;
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
@@ -72,6 +79,7 @@ export function credentialRedactor(apiKeyPrefix: string): Redactor {
     return normalized
       .replace(apiKey, `${apiKeyPrefix}-${REDACTED}`)
       .replace(BEARER, `Bearer ${REDACTED}`)
+      .replace(OAUTH_SECRET, (_match, kind: string) => `stoop_${kind}_${REDACTED}`)
       .replace(SECRET_PARAMETER, (_match, name: string) => `${name}=${REDACTED}`);
   };
 }

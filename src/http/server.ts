@@ -175,7 +175,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
             type: 'http',
             scheme: 'bearer',
             description:
-              'An API key (`STOOP-<uuid>`) or, later, an OAuth access token: `Authorization: Bearer <credential>`. Public endpoints accept no credential and apply Free-tier limits by client IP.',
+              'An API key (`STOOP-<uuid>`) or an OAuth access token (`stoop_at_…`, see the OAuth endpoints): `Authorization: Bearer <credential>`. Public endpoints accept no credential and apply Free-tier limits by client IP.',
           },
         },
       },
@@ -199,6 +199,16 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
             'Listing change events, detected by the refresh pipeline and kept in a durable log (see `webhooks`); read them with the change feed, paged or as a stream.',
         },
         { name: 'Photos', description: 'Listing and building photos (WebP), by key and size.' },
+        {
+          name: 'MCP',
+          description:
+            'Model Context Protocol endpoint for AI clients (Streamable HTTP, stateless) and its server card. JSON-RPC errors on `/mcp` use the JSON-RPC shape, not the REST envelope.',
+        },
+        {
+          name: 'OAuth',
+          description:
+            'OAuth 2.1 authorization server (PKCE S256, public clients, dynamic registration) and discovery (RFC 8414, RFC 9728). Errors use the RFC 6749 family (`{error, error_description}`), not the REST envelope.',
+        },
         {
           name: 'Webhooks',
           description:

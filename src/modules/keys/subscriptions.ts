@@ -56,6 +56,11 @@ export interface IssueKeyInput {
  */
 export interface SubscriptionProvider {
   check(key: string, now: Date): Promise<KeyCheck>;
+  /**
+   * The same judgement for a key known by id (an OAuth refresh re-validates the
+   * key behind its grant, which never holds the key itself).
+   */
+  checkById(id: string, now: Date): Promise<KeyCheck>;
   issue(input: IssueKeyInput): Promise<IssuedKey>;
   list(accountId?: string): Promise<ApiKeyRecord[]>;
   /** By id, or by the key itself. */
@@ -97,6 +102,15 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
   async check(key: string, now: Date): Promise<KeyCheck> {
     if (!looksLikeApiKey(key, this.keyPrefix)) return { ok: false, reason: 'INVALID_API_KEY' };
     const row = await findKeyByHash(this.db, hashApiKey(key));
+    if (row?.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
+    if (subscriptionEnded(row.subscription_ends_at, now)) {
+      return { ok: false, reason: 'EXPIRED_API_KEY' };
+    }
+    return { ok: true, record: toApiKeyRecord(row) };
+  }
+
+  async checkById(id: string, now: Date): Promise<KeyCheck> {
+    const row = await findKeyById(this.db, id);
     if (row?.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
     if (subscriptionEnded(row.subscription_ends_at, now)) {
       return { ok: false, reason: 'EXPIRED_API_KEY' };

@@ -12,6 +12,7 @@ import * as watchers from './migrations/0009_watchers.ts';
 import * as listingRevision from './migrations/0010_listing_revision.ts';
 import * as eventArea from './migrations/0011_event_area.ts';
 import * as listingDetailHash from './migrations/0013_listing_detail_hash.ts';
+import * as oauth from './migrations/0014_oauth.ts';
 
 /** Migrations are compiled in (no directory scan), so they run the same from source or a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_listing_revision': listingRevision,
   '0011_event_area': eventArea,
   '0013_listing_detail_hash': listingDetailHash,
+  '0014_oauth': oauth,
 };
 
 const provider: MigrationProvider = {

@@ -10,6 +10,7 @@
  */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { ListingEventType } from '../../domain/events.ts';
+import type { Tier } from '../../domain/tiers.ts';
 
 export type Flag = 0 | 1;
 
@@ -654,6 +655,68 @@ export interface WatcherChangesTable {
   payload: string;
 }
 
+/** OAuth 2.1 registered clients (src/oauth); expire 30 days after registration. */
+export interface OAuthClientsTable {
+  client_id: string;
+  client_name: string;
+  /** JSON array of strings. */
+  redirect_uris: string;
+  /** JSON object: the registered metadata echoed back. */
+  metadata: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** OAuth authorization codes, by SHA-256 hash; single-use (`used_at`). */
+export interface OAuthCodesTable {
+  code_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  resource: string;
+  scope: string;
+  key_id: string | null;
+  account_id: string | null;
+  tier: Tier;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** OAuth grants: one consent and the family of tokens issued from it. */
+export interface OAuthGrantsTable {
+  id: string;
+  client_id: string;
+  code_hash: string;
+  key_id: string | null;
+  account_id: string | null;
+  tier: Tier;
+  resource: string;
+  scope: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+}
+
+/** OAuth access and refresh tokens, by SHA-256 hash. */
+export interface OAuthTokensTable {
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  grant_id: string;
+  tier: Tier;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** Secrets every node shares (the consent form's CSRF key). */
+export interface OAuthSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -685,6 +748,11 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   watchers: WatchersTable;
   watcher_changes: WatcherChangesTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_tokens: OAuthTokensTable;
+  oauth_secrets: OAuthSecretsTable;
 }
 
 export type AreaRow = Selectable<AreasTable>;

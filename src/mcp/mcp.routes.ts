@@ -1,0 +1,384 @@
+/**
+ * `/mcp`: the Model Context Protocol endpoint (Streamable HTTP, stateless), and
+ * `/.well-known/mcp/server.json`, its server card.
+ *
+ * Stateless: no session id, every POST is answered on its own (JSON, not an
+ * SSE stream), so any node behind a load balancer can take any request. The
+ * access hook authenticates the HTTP request and charges it one rate-window
+ * token (`metering: 'rate'`); each tool call or resource read is then charged
+ * like the REST call it mirrors (`Metering.charge`: tier gate, monthly quota).
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type AccessPolicy, type CallCharge, type Metering, UNMETERED_ROUTE } from '../http/access.ts';
+import { ApiError } from '../http/errors.ts';
+import { ErrorResponse } from '../http/schemas.ts';
+import { toAreaRef } from '../modules/areas/areas.service.ts';
+// The OAuth module serves this document (RFC 9728); a 401 from /mcp points at it.
+import { MCP_RESOURCE_METADATA_PATH } from '../oauth/metadata.ts';
+import { PROMPTS, renderPrompt } from './prompts.ts';
+import { buildServerCard, MCP_SERVER_NAME, ServerCardSchema } from './server-card.ts';
+import {
+  asApiError,
+  buildToolCatalogue,
+  type ToolCall,
+  type ToolDefinition,
+  type ToolServices,
+} from './tools.ts';
+
+/** Any key (or OAuth token) may connect; the HTTP request costs a rate-window token, tool calls their quota. */
+export const MCP_ROUTE: AccessPolicy = {
+  minTier: 'FREE',
+  requiresKey: true,
+  metering: 'rate',
+  resourceMetadataPath: MCP_RESOURCE_METADATA_PATH,
+};
+
+export interface McpRouteServices extends ToolServices {
+  metering: Pick<Metering, 'charge'>;
+  version: string;
+}
+
+/** Sentinel for a body that is not JSON: answered with a JSON-RPC parse error rather than the API envelope. */
+const NOT_JSON: unique symbol = Symbol('not JSON');
+
+const JsonRpcErrorSchema = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Union([Type.String(), Type.Number(), Type.Null()]),
+    error: Type.Object({ code: Type.Integer(), message: Type.String() }),
+  },
+  { description: 'A JSON-RPC 2.0 error response.' },
+);
+
+function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.code(status).send({ jsonrpc: '2.0', id: null, error: { code, message } });
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * DNS-rebinding protection (MCP transport spec): a browser page may only reach
+ * the endpoint from the service's own origin or a loopback one. No Origin
+ * header (every non-browser client) passes.
+ */
+function originAllowed(origin: string, publicOrigin: string): boolean {
+  if (origin === publicOrigin) return true;
+  try {
+    return LOOPBACK_HOSTS.has(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** What an expected failure says to a model: the REST error's message, with what to do about it. */
+function errorText(error: ApiError, subject: string): string {
+  const details = error.details ?? {};
+  if (error.code === 'TIER_RESTRICTED') {
+    return `${subject} requires the ${String(details.requiredTier)} tier or above; this credential is ${String(details.currentTier)}. Use a key of the ${String(details.requiredTier)} tier (or higher) to call it.`;
+  }
+  if (details.retryAfter !== undefined) return `${error.message}. Retry after ${details.retryAfter} s.`;
+  return error.message;
+}
+
+function toolError(error: ApiError, toolName: string): CallToolResult {
+  const text = errorText(error, toolName);
+  const details = error.details ?? {};
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    structuredContent: { error: { code: error.code, message: text, status: error.status, ...details } },
+  };
+}
+
+/** Static answers of the list methods, built once. */
+interface Catalogue {
+  tools: readonly ToolDefinition[];
+  byName: ReadonlyMap<string, ToolDefinition>;
+  listed: Tool[];
+  instructions: string;
+}
+
+function buildCatalogue(services: ToolServices): Catalogue {
+  const tools = buildToolCatalogue(services);
+  return {
+    tools,
+    byName: new Map(tools.map((t) => [t.name, t])),
+    listed: tools.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: {
+        title: t.title,
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      _meta: { 'dev.stoop/minTier': t.minTier },
+    })),
+    instructions:
+      'Stoop serves NYC rental and sale listings, buildings, areas and market statistics. Turn place names into area ids with list_areas, then search_rentals / search_sales (Free), market tools for prices and trends (Free), and the listing and building tools for details (Starter+; price history Pro+). Each tool call counts one request against the monthly quota of the key.',
+  };
+}
+
+export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app, services) => {
+  const catalogue = buildCatalogue(services);
+  const publicOrigin = new URL(services.publicUrl).origin;
+  const card = buildServerCard(services.publicUrl, services.version);
+  // A Server builds its own Ajv unless given one (most of a Server's construction cost):
+  // one for the process. It only checks elicitation answers, which this server never requests.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  let areasJson: string | undefined;
+
+  app.get(
+    '/.well-known/mcp/server.json',
+    {
+      config: { access: UNMETERED_ROUTE },
+      schema: {
+        operationId: 'getMcpServerCard',
+        tags: ['MCP'],
+        summary: 'MCP server description (server.json)',
+        description:
+          'Describes the MCP server in the MCP registry `server.json` format (schema 2025-12-11): name, title, version, description and the remote endpoint (`streamable-http` at `/mcp`), with the Authorization header it needs. Clients and registries read it to connect.',
+        response: { 200: ServerCardSchema },
+      },
+    },
+    async () => card,
+  );
+
+  // `/mcp` has its own JSON parser (encapsulated here): a body that is not JSON is
+  // a JSON-RPC parse error, the answer an MCP client understands.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(null, NOT_JSON);
+      }
+    });
+
+    const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => {
+      reply.header('Allow', 'POST');
+      throw new ApiError(
+        'METHOD_NOT_ALLOWED',
+        'This MCP endpoint is stateless: send JSON-RPC messages with POST; it offers no SSE stream (GET) and no session to end (DELETE)',
+      );
+    };
+    for (const method of ['GET', 'DELETE'] as const) {
+      scope.route({
+        method,
+        url: '/mcp',
+        config: { access: MCP_ROUTE },
+        schema: {
+          operationId: method === 'GET' ? 'mcpStream' : 'mcpEndSession',
+          tags: ['MCP'],
+          summary: `${method} /mcp: not offered (405)`,
+          description:
+            'The endpoint is stateless: no standalone SSE stream and no sessions. Answers 405 with `Allow: POST` (after authentication).',
+          response: { 401: ErrorResponse, 405: ErrorResponse, 429: ErrorResponse },
+        },
+        handler: notAllowed,
+      });
+    }
+
+    scope.post(
+      '/mcp',
+      {
+        config: { access: MCP_ROUTE },
+        schema: {
+          operationId: 'mcp',
+          tags: ['MCP'],
+          summary: 'MCP endpoint (Streamable HTTP, stateless)',
+          description:
+            'Model Context Protocol over Streamable HTTP: POST one JSON-RPC 2.0 message (initialize, tools/list, tools/call, resources/*, prompts/*) with `Accept: application/json, text/event-stream`; the answer is JSON. Stateless: no `Mcp-Session-Id`, any node answers. Needs a bearer credential (API key or OAuth access token); without one the 401 names the protected-resource metadata (`WWW-Authenticate: Bearer resource_metadata=…`). Each HTTP request costs one rate-limit token; each tool call or resource read counts one request against the monthly quota (like the REST call it mirrors, with the same tier gate). A `tools/call` that fails for an expected reason (tier, quota, invalid arguments, not found) is a tool result with `isError: true`, not a JSON-RPC error. An `Origin` header other than the service’s own or a loopback one is refused (403, DNS-rebinding protection).',
+          body: Type.Unknown({
+            description: 'One JSON-RPC 2.0 request, notification or response (opaque here).',
+          }),
+          response: {
+            200: Type.Unknown({ description: 'The JSON-RPC response.' }),
+            202: Type.Null({ description: 'A notification or response was accepted; no body.' }),
+            400: JsonRpcErrorSchema,
+            401: ErrorResponse,
+            403: JsonRpcErrorSchema,
+            406: JsonRpcErrorSchema,
+            429: ErrorResponse,
+          },
+        },
+      },
+      async (request, reply) => {
+        const origin = request.headers.origin;
+        if (origin !== undefined && !originAllowed(origin, publicOrigin)) {
+          return jsonRpcError(
+            reply,
+            403,
+            -32000,
+            `Forbidden: Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`,
+          );
+        }
+        if (request.body === NOT_JSON) {
+          return jsonRpcError(reply, 400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON');
+        }
+        if (Array.isArray(request.body) && request.body.length === 0) {
+          // JSON-RPC 2.0 §6: an empty batch is an invalid request (the SDK would accept it silently).
+          return jsonRpcError(reply, 400, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch');
+        }
+        const server = createServer(request, reply);
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+        });
+        // The transport writes to the raw response: keep what the hooks set (request id, rate and quota headers).
+        reply.hijack();
+        for (const [name, value] of Object.entries(reply.getHeaders())) {
+          if (value !== undefined) reply.raw.setHeader(name, value);
+        }
+        reply.raw.on('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        try {
+          await server.connect(transport);
+          await transport.handleRequest(request.raw, reply.raw, request.body);
+        } catch (error) {
+          request.log.error({ err: error }, 'MCP request failed');
+          if (!reply.raw.headersSent) {
+            reply.raw.writeHead(500, { 'content-type': 'application/json' });
+            reply.raw.end(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: null,
+                error: { code: ErrorCode.InternalError, message: 'Internal error' },
+              }),
+            );
+          }
+        }
+      },
+    );
+  });
+
+  /** The MCP server of one HTTP request: the caller, metering and serializer are this request's. */
+  function createServer(request: FastifyRequest, reply: FastifyReply): Server {
+    const caller = request.caller;
+    const call: ToolCall = {
+      caller,
+      serialize: (body: object, schema: TSchema) => reply.serializeInput({ ...body }, schema),
+    };
+    const charge = async (minTier: ToolDefinition['minTier']): Promise<CallCharge> => {
+      const charged = await services.metering.charge(request, caller, minTier);
+      // The JSON answer is written after the handlers ran: its headers show the count after this call.
+      if (!reply.raw.headersSent) {
+        reply.raw.setHeader('X-Quota-Used', charged.used);
+        reply.raw.setHeader('X-Quota-Remaining', Math.max(0, charged.limits.monthlyQuota - charged.used));
+        if (charged.overage) reply.raw.setHeader('X-Quota-Overage', 'true');
+      }
+      return charged;
+    };
+
+    const server = new Server(
+      { name: MCP_SERVER_NAME, title: 'Stoop', version: services.version },
+      {
+        capabilities: { tools: {}, resources: {}, prompts: {} },
+        instructions: catalogue.instructions,
+        jsonSchemaValidator,
+      },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalogue.listed }));
+    server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
+      const tool = catalogue.byName.get(params.name);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+      try {
+        await charge(tool.minTier);
+        const args = params.arguments ?? {};
+        const body = await tool.call(args, call);
+        return {
+          content: [{ type: 'text', text: tool.summarize(body, args) }],
+          structuredContent: body as unknown as Record<string, unknown>,
+        };
+      } catch (error) {
+        return toolError(asApiError(error, request), tool.name);
+      }
+    });
+
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({
+      resources: [
+        {
+          uri: 'stoop://areas',
+          name: 'areas',
+          title: 'NYC area tree',
+          description:
+            'Every region, borough and neighborhood (id, name, level, parentId) as JSON: the ids search and market tools take. Counts one request (Free).',
+          mimeType: 'application/json',
+        },
+      ],
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: [
+        {
+          uriTemplate: 'stoop://listing/{id}',
+          name: 'listing',
+          title: 'Listing detail',
+          description:
+            'The full record of one listing as JSON (the get_property answer). Starter tier and up; counts one request.',
+          mimeType: 'application/json',
+        },
+      ],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async ({ params }) => {
+      const { uri } = params;
+      const listing = /^stoop:\/\/listing\/([^/?#]+)$/.exec(uri);
+      if (uri !== 'stoop://areas' && !listing) {
+        throw new McpError(-32002, `Resource not found: ${uri}`);
+      }
+      try {
+        if (uri === 'stoop://areas') {
+          await charge('FREE');
+          areasJson ??= JSON.stringify({ data: services.areaTree.records.map(toAreaRef) });
+          return { contents: [{ uri, mimeType: 'application/json', text: areasJson }] };
+        }
+        const tool = catalogue.byName.get('get_property')!;
+        await charge(tool.minTier);
+        const body = await tool.call({ id: decodeURIComponent(listing![1]!) }, call);
+        return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(body) }] };
+      } catch (error) {
+        const apiError = asApiError(error, request);
+        throw new McpError(
+          apiError.code === 'NOT_FOUND'
+            ? -32002
+            : apiError.status >= 500
+              ? ErrorCode.InternalError
+              : ErrorCode.InvalidRequest,
+          errorText(apiError, uri),
+          { code: apiError.code, ...apiError.details },
+        );
+      }
+    });
+
+    server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }));
+    server.setRequestHandler(GetPromptRequestSchema, ({ params }) => {
+      const rendered = renderPrompt(params.name, params.arguments ?? {});
+      if (!rendered) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${params.name}`);
+      return rendered;
+    });
+    return server;
+  }
+};
