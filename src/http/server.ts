@@ -15,6 +15,7 @@ import Fastify, {
 import type { Config } from '../config.ts';
 import { eventWebhooks } from '../modules/events/event-catalogue.ts';
 import { type AccessOptions, installAccessControl } from './access.ts';
+import { installCors } from './cors.ts';
 import { httpEdge } from './edge.ts';
 import { installErrorHandling } from './error-handler.ts';
 import { ApiError, errorBody } from './errors.ts';
@@ -104,6 +105,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     reply.header('X-Request-Id', request.id);
   });
   edge.install(app);
+  await installCors(app, options.config.publicUrl);
   installAccessControl(app, options.access);
   installErrorHandling(app);
 

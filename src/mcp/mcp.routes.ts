@@ -8,6 +8,7 @@
  * token (`metering: 'rate'`); each tool call or resource read is then charged
  * like the REST call it mirrors (`Metering.charge`: tier gate, monthly quota).
  */
+
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -28,6 +29,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessPolicy, type CallCharge, type Metering, UNMETERED_ROUTE } from '../http/access.ts';
+import { isTrustedBrowserOrigin } from '../http/cors.ts';
 import { ApiError } from '../http/errors.ts';
 import { ErrorResponse } from '../http/schemas.ts';
 import { toAreaRef } from '../modules/areas/areas.service.ts';
@@ -70,22 +72,6 @@ const JsonRpcErrorSchema = Type.Object(
 
 function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
   return reply.code(status).send({ jsonrpc: '2.0', id: null, error: { code, message } });
-}
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * DNS-rebinding protection (MCP transport spec): a browser page may only reach
- * the endpoint from the service's own origin or a loopback one. No Origin
- * header (every non-browser client) passes.
- */
-function originAllowed(origin: string, publicOrigin: string): boolean {
-  if (origin === publicOrigin) return true;
-  try {
-    return LOOPBACK_HOSTS.has(new URL(origin).hostname);
-  } catch {
-    return false;
-  }
 }
 
 /** What an expected failure says to a model: the REST error's message, with what to do about it. */
@@ -227,7 +213,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
       },
       async (request, reply) => {
         const origin = request.headers.origin;
-        if (origin !== undefined && !originAllowed(origin, publicOrigin)) {
+        if (origin !== undefined && !isTrustedBrowserOrigin(origin, publicOrigin)) {
           return jsonRpcError(
             reply,
             403,
