@@ -93,17 +93,18 @@ describe('demo market generator', () => {
     let preWarCredited = 0;
     for (const b of moderate.buildings) {
       // A building whose year is not published (3%) cannot be judged.
-      if (b.year_built === null) continue;
+      const year = b.year_built;
+      if (year === null || year === undefined) continue;
       for (const name of [b.architect, b.developer]) {
-        if (name === null) continue;
+        if (name === null || name === undefined) continue;
         const firm = periods.get(name);
         expect(firm, name).toBeDefined();
         expect(
-          firmFits(firm!, b.year_built),
-          `${name} (${firm!.from}–${firm!.to ?? 'now'}) on a ${b.year_built} building`,
+          firmFits(firm!, year),
+          `${name} (${firm!.from}–${firm!.to ?? 'now'}) on a ${year} building`,
         ).toBe(true);
         credited++;
-        if (b.year_built < 1940) preWarCredited++;
+        if (year < 1940) preWarCredited++;
       }
     }
     // Not vacuous: modern and pre-war buildings both carry credits.
@@ -184,6 +185,24 @@ describe('demo market generator', () => {
       .map((l) => (Date.parse(l.off_market_at!) - Date.parse(l.listed_at!)) / DAY_MS);
     expect(median(days)).toBeGreaterThan(20);
     expect(median(days)).toBeLessThan(45);
+    // A realistic tail: the 90th percentile two to three months, no rental past a
+    // year on the market since its last listing or relisting (rented, taken down or still up).
+    const p90 = [...days].sort((a, b) => a - b)[Math.floor(days.length * 0.9)]!;
+    expect(p90).toBeGreaterThanOrEqual(60);
+    expect(p90).toBeLessThanOrEqual(90);
+    const history = eventsByListing(moderate.priceEvents);
+    let longest = 0;
+    for (const l of moderate.listings) {
+      if (l.listing_type !== 'rental') continue;
+      const since = history
+        .get(l.id)!
+        .filter((e) => e.event === 'LISTED' || e.event === 'RELISTED')
+        .at(-1)!.date;
+      const end = l.off_market_at ?? T.toISOString();
+      longest = Math.max(longest, (Date.parse(end) - Date.parse(since)) / DAY_MS);
+    }
+    expect(longest).toBeLessThanOrEqual(365);
+    expect(longest).toBeGreaterThan(120);
     const saleDays = moderate.listings
       .filter((l) => l.closed_reason === 'SOLD' && l.listed_at)
       .map((l) => (Date.parse(l.contract_at!) - Date.parse(l.listed_at!)) / DAY_MS);

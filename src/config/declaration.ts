@@ -319,7 +319,7 @@ export const ENVIRONMENT = {
     group: 'demo',
     type: Type.Number({ minimum: 0.001, maximum: 1.25 }),
     default: 1,
-    description: 'demo market size multiplier (1 ≈ 30,000 active rentals)',
+    description: 'demo market size multiplier (1 ≈ 25,000 active rentals)',
   }),
   DEMO_UPSTREAM: variable({
     group: 'demo',

@@ -17,8 +17,10 @@ import type {
   NewHpdViolation,
   NewPhoto,
 } from '../../platform/db/tables.ts';
+import type { LotRecord } from '../../reference/lots.ts';
 import { ARCHETYPES, type ArchetypeSpec } from './archetypes.ts';
 import { type DemoArea, demoAreas } from './geography.ts';
+import { LotPlanner, lotIndex, lotKind, type Placement, zipNear } from './lots.ts';
 import {
   ARCHITECTS,
   BUILDING_NAMES,
@@ -144,16 +146,27 @@ export function generateBuildings(seed: number, scale: number, now: Date): DemoB
   const nowIso = now.toISOString();
   const year = now.getUTCFullYear();
   const usedSlugs = new Set<string>();
-  const usedAddresses = new Set<string>();
+  const planner = new LotPlanner(lotIndex(areas));
   const out: DemoBuilding[] = [];
   const openDraws: number[] = [];
   for (let index = 0; index < count; index++) {
     const rng = new Rng(seed, 'building', index);
-    const area = areaTable.pick(rng);
-    const spec = ARCHETYPES[area.profile.archetype];
-    const type =
-      TYPES[rng.weighted(TYPES.map((t) => 0.55 * (spec.rentMix[t] ?? 0) + 0.45 * (spec.saleMix[t] ?? 0)))]!;
+    let area = areaTable.pick(rng);
+    let spec = ARCHETYPES[area.profile.archetype];
+    let type = pickType(rng, spec);
     const id = String(100_001 + index * 3 + (rng.u32() % 3));
+    // A real lot of the area fit for the type, else a new address on its real
+    // streets (own draws, so the building's other draws stay what they were).
+    // An area whose streets are full passes the building to another area.
+    const lotRng = new Rng(seed, 'lot', index);
+    let placement = planner.place(lotRng, area, type);
+    for (let attempt = 0; placement === null && attempt < 50; attempt++) {
+      const again = new Rng(seed, 'building-area', index, attempt);
+      area = areaTable.pick(again);
+      spec = ARCHETYPES[area.profile.archetype];
+      type = pickType(again, spec);
+      placement = planner.place(lotRng, area, type);
+    }
     const made = makeBuilding(rng, {
       seed,
       index,
@@ -164,7 +177,9 @@ export function generateBuildings(seed: number, scale: number, now: Date): DemoB
       nowIso,
       year,
       usedSlugs,
-      usedAddresses,
+      planner,
+      lotRng,
+      placement: placement ?? {},
     });
     out.push(made.building);
     openDraws.push(made.openViolations);
@@ -172,9 +187,6 @@ export function generateBuildings(seed: number, scale: number, now: Date): DemoB
   attachViolations(seed, out, openDraws, now);
   return out;
 }
-
-/** Share of old Bronx rental buildings given a BBL of the real HPD sample (and so its real violations). */
-const SAMPLE_BBL_SHARE = 0.3;
 
 /**
  * Gives every BBL its violation rows (the real sample's where it has the BBL,
@@ -189,15 +201,6 @@ function attachViolations(
   now: Date,
 ): void {
   const sample = sampleViolations();
-  const taken = new Set(buildings.map((b) => b.row.bbl));
-  const unused = [...sample.keys()].filter((bbl) => !taken.has(bbl));
-  for (const b of buildings) {
-    if (unused.length === 0) break;
-    if (b.area.boroughId !== 200 || b.type !== 'RENTAL' || b.yearBuilt >= 1950 || b.row.bbl === null)
-      continue;
-    const rng = new Rng(seed, 'sample-bbl', b.index);
-    if (rng.chance(SAMPLE_BBL_SHARE)) b.row.bbl = unused.splice(rng.int(0, unused.length - 1), 1)[0]!;
-  }
   const rowsByBbl = new Map<string, NewHpdViolation[]>();
   for (const b of buildings) {
     const bbl = b.row.bbl;
@@ -236,17 +239,27 @@ interface BuildingContext {
   nowIso: string;
   year: number;
   usedSlugs: Set<string>;
-  usedAddresses: Set<string>;
+  planner: LotPlanner;
+  lotRng: Rng;
+  placement: Placement;
+}
+
+function pickType(rng: Rng, spec: ArchetypeSpec): BuildingType {
+  return TYPES[
+    rng.weighted(TYPES.map((t) => 0.55 * (spec.rentMix[t] ?? 0) + 0.45 * (spec.saleMix[t] ?? 0)))
+  ]!;
 }
 
 function makeBuilding(rng: Rng, ctx: BuildingContext): { building: DemoBuilding; openViolations: number } {
   const { area, spec, type, year } = ctx;
   const boroughId = area.boroughId;
+  const { lot, site } = ctx.placement;
   const era = spec.eras[rng.weighted(spec.eras.map((e) => e[2]))]!;
   let yearBuilt = rng.int(era[0], Math.min(era[1], year - 1));
   const small = SMALL_TYPES.has(type);
-  const walkup =
+  const drawnWalkup =
     small || (type === 'RENTAL' && rng.chance(spec.walkupShare)) || (type === 'COOP' && rng.chance(0.12));
+  const walkup = lot ? lotKind(lot).walkup : drawnWalkup;
   // Walk-up tenements are pre-war; a "new" walk-up is a small infill building.
   if (walkup && !small && yearBuilt > 1940 && rng.chance(0.7)) yearBuilt = rng.int(1890, 1930);
   let floors: number;
@@ -270,6 +283,12 @@ function makeBuilding(rng: Rng, ctx: BuildingContext): { building: DemoBuilding;
     floors = Math.max(lo, Math.round(lo + (hi - lo) * rng.next() ** 2 * tall));
     units = Math.max(8, Math.round(floors * rng.range(3, type === 'RENTAL' ? 14 : 9)));
   }
+  if (lot) {
+    // The lot's own figures where PLUTO has them.
+    if (lot.yearBuilt !== null && lot.yearBuilt < year) yearBuilt = lot.yearBuilt;
+    if (lot.floors !== null) floors = Math.max(1, Math.round(lot.floors));
+    units = Math.max(1, lot.unitsRes);
+  }
   const elevator = !walkup;
   const luxury = area.profile.rent >= 4200;
   const doorman = elevator && rng.chance(Math.min(0.95, spec.doorman * (luxury ? 1.25 : 1)));
@@ -285,13 +304,27 @@ function makeBuilding(rng: Rng, ctx: BuildingContext): { building: DemoBuilding;
       ? rng.chance(0.85)
       : rng.chance(walkup ? 0.45 : type === 'COOP' ? 0.6 : 0.7);
 
-  const [latitude, longitude] = jitter(rng, area.latitude, area.longitude, area.radius);
-  const zip = rng.pick(area.profile.zips);
+  let [latitude, longitude] = jitter(rng, area.latitude, area.longitude, area.radius);
+  let zip = rng.pick(area.profile.zips);
   let street = streetAddress(rng, area);
-  for (let attempt = 0; ctx.usedAddresses.has(`${street}|${zip}`) && attempt < 5; attempt++) {
-    street = streetAddress(rng, area);
+  const areaLots = ctx.planner.areaLots(area.id);
+  const near: LotRecord | undefined = lot ?? site?.near;
+  if (lot) {
+    street = lot.address;
+    latitude = lot.latitude;
+    longitude = lot.longitude;
+  } else if (site) {
+    street = site.address;
+    latitude = site.latitude;
+    longitude = site.longitude;
+  } else {
+    // No real lot near this area (New Jersey, a few islands and beaches): its profile's streets.
+    const town = area.state === 'NJ' ? area.city : area.boroughId;
+    for (let attempt = 0; !ctx.planner.claim(town, street) && attempt < 20; attempt++) {
+      street = streetAddress(rng, area);
+    }
   }
-  ctx.usedAddresses.add(`${street}|${zip}`);
+  if (near && areaLots) zip = zipNear(areaLots, near) ?? zip;
 
   const named =
     elevator && rng.chance(modern ? 0.45 : doorman ? 0.18 : 0.04) && (type === 'RENTAL' || type === 'CONDO');
@@ -330,12 +363,18 @@ function makeBuilding(rng: Rng, ctx: BuildingContext): { building: DemoBuilding;
 
   const boroughDigit = BOROUGH_DIGIT[boroughId];
   const isCondo = type === 'CONDO' || type === 'CONDOP';
-  const bbl =
+  const drawnBbl =
     boroughDigit !== undefined && rng.chance(0.9)
       ? `${boroughDigit}${String(rng.int(1, BOROUGH_MAX_BLOCK[boroughId]!)).padStart(5, '0')}${String(
           isCondo ? rng.int(7501, 7599) : rng.int(1, 160),
         ).padStart(4, '0')}`
       : null;
+  // A synthetic address sits on the tax block of the real lot beside it, on a lot number of its own.
+  const bbl = lot
+    ? lot.bbl
+    : site && drawnBbl !== null
+      ? ctx.planner.syntheticBbl(ctx.lotRng, site.near, isCondo)
+      : drawnBbl;
   const bin =
     boroughDigit !== undefined && rng.chance(0.88)
       ? `${boroughDigit}${rng.int(0, 999_999).toString().padStart(6, '0')}`
@@ -404,7 +443,7 @@ function makeBuilding(rng: Rng, ctx: BuildingContext): { building: DemoBuilding;
         : {
             communityDistrict: area.profile.communityDistrict,
             policePrecinct: area.profile.policePrecinct,
-            buildingClass: buildingClass(rng, type, walkup, units),
+            buildingClass: lotClassOr(lot, buildingClass(rng, type, walkup, units)),
             zoning: zoning(rng, area),
             landmarkDistrict: yearBuilt < 1920 && rng.chance(0.25),
             rentStabilizedUnits:
@@ -566,6 +605,11 @@ function buildingClass(rng: Rng, type: BuildingType, walkup: boolean, units: num
     default:
       return walkup ? rng.pick(['C1', 'C4', 'C7', 'C2']) : rng.pick(['D1', 'D3', 'D6', 'D7', 'D8', 'D9']);
   }
+}
+
+/** The lot's PLUTO class when it has one, else the drawn one (drawn either way, so later draws stay put). */
+function lotClassOr(lot: LotRecord | undefined, drawn: string): string {
+  return lot?.buildingClass ?? drawn;
 }
 
 function zoning(rng: Rng, area: DemoArea): string {

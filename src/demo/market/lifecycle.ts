@@ -17,13 +17,17 @@ export const HISTORY_DAYS = 730;
 export const SLOTS_PER_DAY = 2000;
 export const RENTAL_SLOTS = 1400;
 
-/** Mean daily arrivals at scale 1 (calibrated so inventory is ≥ 30k rentals / 10k sales year-round). */
+/** Mean daily arrivals at scale 1 (about 25k active rentals / 10k sales at scale 1 through the year). */
 export const RENTAL_ARRIVALS_PER_DAY = 590;
 export const SALE_ARRIVALS_PER_DAY = 72;
 /** New York's FARE Act: from this day landlords, not tenants, pay the broker they hire. */
 export const FARE_ACT_MS = Date.UTC(2025, 5, 11);
 
 export const MAX_SCALE = 1.25;
+
+/** Longest a rental stays listed before it rents, and before it is taken down unrented (days). */
+export const RENTAL_MAX_DAYS = 240;
+export const RENTAL_MAX_DELISTED_DAYS = 330;
 
 export type ListingKind = 'rental' | 'sale';
 
@@ -134,9 +138,13 @@ export function drawLifecycle(rng: Rng, input: LifecycleInput): LifeEvent[] {
   const over = Math.max(0, input.overpricing);
   const delistP = kind === 'rental' ? 0.14 + 0.08 * over : 0.3 + 0.12 * over;
   const delisted = rng.chance(Math.min(0.7, delistP));
-  const sigma = kind === 'rental' ? 0.8 : 0.65;
+  // Rentals: a 90th percentile of two to three months, and none listed past a
+  // year without a relisting (the tail issue 16 asks for).
+  const sigma = kind === 'rental' ? 0.55 : 0.65;
+  const longest =
+    kind === 'rental' ? (delisted ? RENTAL_MAX_DELISTED_DAYS : RENTAL_MAX_DAYS) : delisted ? 540 : 420;
   let dom = rng.logNormal(input.medianDom * Math.exp(0.25 * input.overpricing) * (delisted ? 1.7 : 1), sigma);
-  dom = Math.min(delisted ? 540 : 420, Math.max(delisted ? 7 : 1.5, dom));
+  dom = Math.min(longest, Math.max(delisted ? 7 : 1.5, dom));
   const marketEnd = listedAt + dom * DAY_MS;
 
   // Price changes: brokers reassess every few weeks; overpriced listings get cut more.

@@ -38,7 +38,7 @@ import { hexKey, Rng, WeightedTable } from './random.ts';
 
 export interface DemoMarketOptions {
   seed: number;
-  /** Volume multiplier: 1 = a full city (≥ 30k active rentals), 0.01–0.05 for tests. */
+  /** Volume multiplier: 1 = a full city (≈ 25k active rentals), 0.01–0.05 for tests. */
   scale: number;
   /** The instant the market is observed at. */
   now: Date;
@@ -1306,7 +1306,13 @@ function unitLabel(plan: ListingPlan): string | null {
   const { b } = plan;
   if (b.type === 'HOUSE' || (plan.kind === 'sale' && WHOLE_BUILDING.has(b.type))) return null;
   const rng = new Rng(plan.id, 'unit');
-  if (b.type === 'TOWNHOUSE') return rng.pick(['GARDEN', 'PARLOR', 'TOP FLOOR', '2', '3']);
+  if (b.type === 'TOWNHOUSE') {
+    // Only floors the house has (a two-storey house has no third floor or top-floor unit).
+    const labels = ['GARDEN', 'PARLOR', 'TOP FLOOR', '2', '3'].filter(
+      (label) => (label !== 'TOP FLOOR' && label !== '3') || b.floors >= 3,
+    );
+    return rng.pick(b.floors >= 2 ? labels : ['GARDEN']);
+  }
   if (b.type === 'MULTI_FAMILY') return String(Math.min(plan.floor, 3));
   if (!b.elevator) return `${plan.floor}${rng.pick(['F', 'R', 'A', 'B', 'C', 'D'])}`;
   if (plan.floor === b.floors && b.floors >= 8) return `PH${rng.pick(['A', 'B', 'C', '1', '2'])}`;
