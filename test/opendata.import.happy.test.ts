@@ -219,7 +219,8 @@ describe('PLUTO import', () => {
       }
     }
     expect(proximity).toBe(summary.pluto!.matchedByProximity);
-    expect(proximity).toBeGreaterThan(5);
+    // Demo buildings stand on real lots now, so few lack a BBL (those in areas without lots): not vacuous.
+    expect(proximity).toBeGreaterThan(0);
   });
 
   it('re-importing the same file changes no building', async () => {
