@@ -7,6 +7,13 @@
  *
  * Cases that need what the machine may not allow (PostgreSQL binaries, mounts
  * as root) are skipped with the reason printed; CI runs them all.
+ *
+ * The first three blocks below share nothing (each has its own cluster,
+ * directory, server and store), so they run at the same time: most of the
+ * PostgreSQL block is waiting (for the server's refresh schedule, a frozen
+ * cluster), which the SQLite blocks' work overlaps. Within a block, tests run
+ * in order. The operator-error cases, five processes started one after the
+ * other, run after them, on their own.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
@@ -176,6 +183,7 @@ async function createInternalKey(env: Record<string, string>): Promise<string> {
 
 describe.skipIf(postgresSkip !== null)(
   'PostgreSQL stopped, restarted and frozen under a running server',
+  { concurrent: true },
   () => {
     /** Statement deadline of the server under test; connecting waits at most as long. */
     const DEADLINE_MS = 1500;
@@ -214,7 +222,8 @@ describe.skipIf(postgresSkip !== null)(
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
-    it('stopped: 503 with Retry-After, the process stays up and health is degraded; restarted: it serves again by itself', async () => {
+    // In order, on one cluster: stopped and restarted, then frozen and thawed.
+    it.sequential('stopped: 503 with Retry-After, the process stays up and health is degraded; restarted: it serves again by itself', async () => {
       expect((await timedGet(`${server.url}${DATABASE_READ}`)).status).toBe(200);
       const before = await health(server);
       expect(before.status).toBe('ok');
@@ -255,7 +264,7 @@ describe.skipIf(postgresSkip !== null)(
       expect(log).toMatch(/answers again/);
     }, 90_000);
 
-    it('frozen: every request answers within the deadline, 503 for what needs the database, never 500; thawed: it serves again', async () => {
+    it.sequential('frozen: every request answers within the deadline, 503 for what needs the database, never 500; thawed: it serves again', async () => {
       expect((await timedGet(`${server.url}${DATABASE_READ}`)).status).toBe(200);
       cluster.freeze();
       const answers: Timed[] = [];
@@ -289,61 +298,7 @@ describe.skipIf(postgresSkip !== null)(
   },
 );
 
-describe('SQLite store the operator got wrong: one line naming the path and the cause, non-zero exit', () => {
-  let root: string;
-
-  beforeAll(() => {
-    root = mkdtempSync(join(tmpdir(), 'stoop-faults-sqlite-'));
-  });
-
-  afterAll(() => {
-    rmSync(root, { recursive: true, force: true });
-  });
-
-  it('a data directory whose parent cannot be created', async () => {
-    const blocker = join(root, 'a-file');
-    writeFileSync(blocker, 'not a directory');
-    const dataDir = join(blocker, 'data');
-    const env = sqliteEnv(dataDir);
-
-    const main = await runMainToExit(env);
-    expect(main.code).not.toBe(0);
-    const line = expectOneLine(main.stderr);
-    expect(line).toContain(dataDir);
-    expect(line).toMatch(/not a directory \(ENOTDIR\)/);
-
-    const cli = await runStoop({ ...process.env, ...env, LOG_LEVEL: 'silent' }, ['keys', 'list']);
-    expect(cli.code).not.toBe(0);
-    expect(expectOneLine(cli.stderr)).toBe(line);
-  });
-
-  it.skipIf(readOnlySkip !== null)('a read-only data directory, empty or holding a store', async () => {
-    const empty = join(root, 'read-only-empty');
-    const holding = join(root, 'read-only-store');
-    mkdirSync(empty);
-    const made = await runStoop({ ...process.env, ...sqliteEnv(holding), LOG_LEVEL: 'silent' }, ['migrate']);
-    expect(made.code, made.stderr).toBe(0);
-    const undo = [await makeReadOnly(empty), await makeReadOnly(holding)];
-    try {
-      for (const dataDir of [empty, holding]) {
-        const env = sqliteEnv(dataDir);
-        const main = await runMainToExit(env);
-        expect(main.code).not.toBe(0);
-        const line = expectOneLine(main.stderr);
-        expect(line).toContain(join(dataDir, 'stoop.sqlite'));
-        expect(line).toMatch(/not writable: (read-only file system \(EROFS\)|permission denied \(EACCES\))/);
-
-        const cli = await runStoop({ ...process.env, ...env, LOG_LEVEL: 'silent' }, ['keys', 'list']);
-        expect(cli.code).not.toBe(0);
-        expect(expectOneLine(cli.stderr)).toBe(line);
-      }
-    } finally {
-      for (const restore of undo) await restore();
-    }
-  });
-});
-
-describe.skipIf(tmpfsSkip !== null)('SQLite on a full disk', () => {
+describe.skipIf(tmpfsSkip !== null)('SQLite on a full disk', { concurrent: true }, () => {
   let root: string;
   let dataDir: string;
   let unmount: (() => Promise<void>) | undefined;
@@ -470,7 +425,9 @@ describe.skipIf(tmpfsSkip !== null)('SQLite on a full disk', () => {
   }, 60_000);
 });
 
-describe('SQLite: `stoop refresh --full` next to a running server on the same store', () => {
+describe('SQLite: `stoop refresh --full` next to a running server on the same store', {
+  concurrent: true,
+}, () => {
   let dataDir: string;
   let server: ServerProcess;
   let env: Record<string, string>;
@@ -515,6 +472,60 @@ describe('SQLite: `stoop refresh --full` next to a running server on the same st
     }
     expect(server.child.exitCode).toBeNull();
   }, 60_000);
+});
+
+describe('SQLite store the operator got wrong: one line naming the path and the cause, non-zero exit', () => {
+  let root: string;
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'stoop-faults-sqlite-'));
+  });
+
+  afterAll(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a data directory whose parent cannot be created', async () => {
+    const blocker = join(root, 'a-file');
+    writeFileSync(blocker, 'not a directory');
+    const dataDir = join(blocker, 'data');
+    const env = sqliteEnv(dataDir);
+
+    const main = await runMainToExit(env);
+    expect(main.code).not.toBe(0);
+    const line = expectOneLine(main.stderr);
+    expect(line).toContain(dataDir);
+    expect(line).toMatch(/not a directory \(ENOTDIR\)/);
+
+    const cli = await runStoop({ ...process.env, ...env, LOG_LEVEL: 'silent' }, ['keys', 'list']);
+    expect(cli.code).not.toBe(0);
+    expect(expectOneLine(cli.stderr)).toBe(line);
+  });
+
+  it.skipIf(readOnlySkip !== null)('a read-only data directory, empty or holding a store', async () => {
+    const empty = join(root, 'read-only-empty');
+    const holding = join(root, 'read-only-store');
+    mkdirSync(empty);
+    const made = await runStoop({ ...process.env, ...sqliteEnv(holding), LOG_LEVEL: 'silent' }, ['migrate']);
+    expect(made.code, made.stderr).toBe(0);
+    const undo = [await makeReadOnly(empty), await makeReadOnly(holding)];
+    try {
+      for (const dataDir of [empty, holding]) {
+        const env = sqliteEnv(dataDir);
+        const main = await runMainToExit(env);
+        expect(main.code).not.toBe(0);
+        const line = expectOneLine(main.stderr);
+        expect(line).toContain(join(dataDir, 'stoop.sqlite'));
+        expect(line).toMatch(/not writable: (read-only file system \(EROFS\)|permission denied \(EACCES\))/);
+
+        const cli = await runStoop({ ...process.env, ...env, LOG_LEVEL: 'silent' }, ['keys', 'list']);
+        expect(cli.code).not.toBe(0);
+        expect(expectOneLine(cli.stderr)).toBe(line);
+      }
+    } finally {
+      for (const restore of undo) await restore();
+    }
+  });
 });
 
 describe('which failures mean "the database is unavailable"', () => {

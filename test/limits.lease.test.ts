@@ -201,7 +201,35 @@ describe('two server processes on one store without Redis', () => {
     const killed = running.pop()!;
     killed.child.kill('SIGKILL');
     await until(() => killed.child.exitCode !== null || killed.child.signalCode !== null, 5000);
-    const next = await start();
-    expect((await fetch(`${next.url}/v1/health/ready`)).status).toBe(200);
+    const store = await openServerStore(place);
+    const lease = () =>
+      store.db
+        .selectFrom('process_leases')
+        .select(['holder', 'expires_at'])
+        .where('name', '=', EMBEDDED_LIMITS_LEASE)
+        .executeTakeFirstOrThrow();
+    try {
+      // The killed server left its lease behind, still live for up to its time to live (15 s).
+      const left = await lease();
+      expect(left.holder).toContain(`:${killed.child.pid}:`);
+      expect(Date.parse(left.expires_at)).toBeGreaterThan(Date.now());
+      // Brought forward: the lease lapses in 3 s rather than in up to 15 (about as long as the
+      // next server takes to reach its claim, so it may watch the lease lapse or find it lapsed;
+      // claimProcessLease's watching is the subject of the test above). Nothing renews it: its
+      // holder is dead.
+      const lapsesAt = Date.now() + 3000;
+      await store.db
+        .updateTable('process_leases')
+        .set({ expires_at: new Date(lapsesAt).toISOString() })
+        .where('name', '=', EMBEDDED_LIMITS_LEASE)
+        .where('holder', '=', left.holder)
+        .execute();
+      const next = await start();
+      expect(Date.now()).toBeGreaterThan(lapsesAt);
+      expect((await fetch(`${next.url}/v1/health/ready`)).status).toBe(200);
+      expect((await lease()).holder).toContain(`:${next.child.pid}:`);
+    } finally {
+      await store.close();
+    }
   });
 });
