@@ -6,21 +6,16 @@
  */
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TIERS } from '../src/domain/tiers.ts';
-import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
+import { TEST_NOW, type TestApp } from './support/app.ts';
 import {
   authorize,
-  discover,
   exchange,
   getConsent,
   postConsent,
   REDIRECT_URI,
-  registerClient,
+  startOAuthApp,
   tokenRequest,
 } from './support/oauth.ts';
-
-const HIGH_LIMITS: Record<string, string> = {};
-for (const tier of TIERS) HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
 
 let t: TestApp;
 let as: oauth.AuthorizationServer;
@@ -28,11 +23,7 @@ let client: oauth.Client;
 let starterKey: string;
 
 beforeAll(async () => {
-  // Loopback is a trusted proxy: tests spread their requests over X-Forwarded-For addresses.
-  t = await createTestApp({ scale: 0, env: { ...HIGH_LIMITS, TRUSTED_PROXIES: '127.0.0.1' } });
-  as = await discover(t);
-  client = await registerClient(t, as);
-  starterKey = (await t.ctx.subscriptions.issue({ accountId: 'oauth-errors', tier: 'STARTER' })).key;
+  ({ t, as, client, key: starterKey } = await startOAuthApp('oauth-errors'));
 });
 afterAll(async () => {
   await t?.close();

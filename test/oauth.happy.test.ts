@@ -9,13 +9,13 @@ import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TIERS } from '../src/domain/tiers.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 import {
   authorize,
   discover,
   exchange,
   getConsent,
+  HIGH_RATE_LIMITS,
   postConsent,
   REDIRECT_URI,
   refresh,
@@ -25,14 +25,12 @@ import {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const HIGH_LIMITS: Record<string, string> = {};
-for (const tier of TIERS) HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
 
 let t: TestApp;
 let as: oauth.AuthorizationServer;
 
 beforeAll(async () => {
-  t = await createTestApp({ scale: 0, env: HIGH_LIMITS });
+  t = await createTestApp({ scale: 0, env: { ...HIGH_RATE_LIMITS } });
   as = await discover(t);
 });
 afterAll(async () => {
@@ -474,7 +472,7 @@ describe('the wall clock, never the market clock', () => {
   it('judges codes and tokens on the wall clock even when the market clock runs a year ahead', async () => {
     const skewed = await createTestApp({
       scale: 0,
-      env: HIGH_LIMITS,
+      env: { ...HIGH_RATE_LIMITS },
       marketClock: (wall) => ({ now: () => new Date(wall.now().getTime() + 365 * DAY) }),
     });
     try {

@@ -8,8 +8,7 @@
 import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TIERS } from '../src/domain/tiers.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import type { TestApp } from './support/app.ts';
 import { startLoggedApp } from './support/log-capture.ts';
 import {
   authorize,
@@ -20,11 +19,9 @@ import {
   REDIRECT_URI,
   refresh,
   registerClient,
+  startOAuthApp,
   tokenRequest,
 } from './support/oauth.ts';
-
-const HIGH_LIMITS: Record<string, string> = {};
-for (const tier of TIERS) HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
 
 let t: TestApp;
 let as: oauth.AuthorizationServer;
@@ -32,10 +29,7 @@ let client: oauth.Client;
 let key: string;
 
 beforeAll(async () => {
-  t = await createTestApp({ scale: 0, env: { ...HIGH_LIMITS, TRUSTED_PROXIES: '127.0.0.1' } });
-  as = await discover(t);
-  client = await registerClient(t, as);
-  key = (await t.ctx.subscriptions.issue({ accountId: 'oauth-security', tier: 'STARTER' })).key;
+  ({ t, as, client, key } = await startOAuthApp('oauth-security'));
 });
 afterAll(async () => {
   await t?.close();

@@ -25,20 +25,26 @@ export function resourceIdParam(what: 'Listing' | 'Building') {
 }
 
 /**
+ * The 400 for a malformed listing or building id (a path parameter, or the MCP
+ * tools' `id` argument): says what an id looks like and echoes a short prefix.
+ */
+export function invalidResourceId(what: 'Listing' | 'Building', sent: unknown): ApiError {
+  const shown = typeof sent === 'string' ? ` (got "${sent.slice(0, 40)}${sent.length > 40 ? '…' : ''}")` : '';
+  return ApiError.invalidParam({
+    parameter: 'id',
+    location: 'path',
+    rule: 'pattern',
+    message: `must be a ${what.toLowerCase()} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits${shown}`,
+  });
+}
+
+/**
  * Checks the `id` path parameter before schema validation, so a malformed id
  * gets a 400 that says what an id looks like (the schema's pattern documents it).
  */
 export function assertPathId(what: 'Listing' | 'Building') {
   return async (request: FastifyRequest): Promise<void> => {
     const id = (request.params as { id?: unknown }).id;
-    if (typeof id !== 'string' || !isResourceId(id)) {
-      const shown = typeof id === 'string' ? ` (got "${id.slice(0, 40)}${id.length > 40 ? '…' : ''}")` : '';
-      throw ApiError.invalidParam({
-        parameter: 'id',
-        location: 'path',
-        rule: 'pattern',
-        message: `must be a ${what.toLowerCase()} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits${shown}`,
-      });
-    }
+    if (typeof id !== 'string' || !isResourceId(id)) throw invalidResourceId(what, id);
   };
 }

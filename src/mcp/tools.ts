@@ -16,7 +16,7 @@ import { capPerPage, type PaginatedMeta, paramNames } from '../http/envelope.ts'
 import { describeValidationIssue } from '../http/error-handler.ts';
 import { ApiError } from '../http/errors.ts';
 import { assertPageInRange, type PageRequest, pageLinks, unknownParamWarnings } from '../http/pagination.ts';
-import { isResourceId, RESOURCE_ID_MAX_LENGTH, resourceIdParam } from '../http/path-id.ts';
+import { invalidResourceId, isResourceId, resourceIdParam } from '../http/path-id.ts';
 import { StringEnum } from '../http/schemas.ts';
 import { buildRequestValidator } from '../http/validation.ts';
 import type { AreaInclude } from '../modules/areas/areas.schema.ts';
@@ -218,15 +218,7 @@ function summarizeSnapshot(s: Snapshot): string {
 
 function checkId(what: 'Listing' | 'Building', sent: unknown): string {
   const id = typeof sent === 'number' && Number.isInteger(sent) && sent >= 0 ? String(sent) : sent;
-  if (typeof id !== 'string' || !isResourceId(id)) {
-    const shown = typeof id === 'string' ? ` (got "${id.slice(0, 40)}${id.length > 40 ? '…' : ''}")` : '';
-    throw ApiError.invalidParam({
-      parameter: 'id',
-      location: 'path',
-      rule: 'pattern',
-      message: `must be a ${what.toLowerCase()} id: 1 to ${RESOURCE_ID_MAX_LENGTH} digits${shown}`,
-    });
-  }
+  if (typeof id !== 'string' || !isResourceId(id)) throw invalidResourceId(what, id);
   return id;
 }
 

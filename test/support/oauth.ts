@@ -8,9 +8,36 @@
  */
 import * as oauth from 'oauth4webapi';
 import { expect } from 'vitest';
-import type { TestApp } from './app.ts';
+import { TIERS } from '../../src/domain/tiers.ts';
+import { createTestApp, type TestApp } from './app.ts';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+/** Rate limits out of the way: OAuth tests make many calls a minute and are not about REST limits. */
+export const HIGH_RATE_LIMITS: Readonly<Record<string, string>> = Object.fromEntries(
+  TIERS.map((tier) => [`RATE_LIMIT_${tier}`, '1000000']),
+);
+
+export interface OAuthTestSetup {
+  t: TestApp;
+  as: oauth.AuthorizationServer;
+  client: oauth.Client;
+  /** A STARTER key of `accountId`. */
+  key: string;
+}
+
+/**
+ * The app (no market; loopback a trusted proxy, so tests spread requests over
+ * X-Forwarded-For addresses), its discovered metadata, one registered client
+ * and a STARTER key.
+ */
+export async function startOAuthApp(accountId: string): Promise<OAuthTestSetup> {
+  const t = await createTestApp({ scale: 0, env: { ...HIGH_RATE_LIMITS, TRUSTED_PROXIES: '127.0.0.1' } });
+  const as = await discover(t);
+  const client = await registerClient(t, as);
+  const key = (await t.ctx.subscriptions.issue({ accountId, tier: 'STARTER' })).key;
+  return { t, as, client, key };
+}
 
 export function clientOptions(t: TestApp) {
   return {
