@@ -118,6 +118,19 @@ describe.each<LogWiring>(['process logger', 'request logger options'])('logs thr
       headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
       body: `{"account": ${key}, "tier": "PRO"`,
     });
+    // MCP (a hijacked reply): the key in the header stays out, and the request still gets its one completion line.
+    const mcp = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    await mcp.arrayBuffer();
+    expect(mcp.status).toBe(200);
+    const mcpRequestId = mcp.headers.get('x-request-id');
     // An error whose message and stack quote the URL and a credential.
     expect(
       await call(`/test/failing?api_key=${key}`, {
@@ -144,6 +157,13 @@ describe.each<LogWiring>(['process logger', 'request logger options'])('logs thr
     expect(log).toContain('"url":"/v1/search/rentals?api_key=[redacted]&minPrice=1000"');
     expect(log).toContain('lookup failed for /test/failing?api_key=[redacted]');
     expect(log).toContain('retrying https://feed.example/odata?api_key=[redacted]');
+    const completed = lines
+      .map((line) => JSON.parse(line) as { reqId?: string; msg?: string; res?: { statusCode?: number } })
+      .filter((entry) => entry.reqId === mcpRequestId && entry.msg === 'request completed');
+    expect(
+      completed.map((entry) => entry.res?.statusCode),
+      'the /mcp completion line',
+    ).toEqual([200]);
     for (const credential of [key, admin, madeUpKey]) {
       expect(log).not.toContain(uuidOf(credential));
       expect(log.toLowerCase()).not.toContain(uuidOf(credential).replaceAll('-', ''));
