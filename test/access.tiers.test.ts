@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS, type Tier, tierRank } from '../src/domain/tiers.ts';
 import { type AccessPolicy, registeredRoutes } from '../src/http/access.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import { createTestApp, type TestApp, UNLIMITED } from './support/app.ts';
 import { dropRedisNamespace, isolatedLimitsEnv } from './support/server-process.ts';
 
 /**
@@ -91,11 +91,7 @@ const UNGUARDED = /^\/(docs|openapi\.json)(\/|$)/;
 type CallerName = 'anonymous' | Tier;
 const CALLERS: readonly CallerName[] = ['anonymous', ...TIERS];
 
-const HIGH_LIMITS: Record<string, string> = {};
-for (const tier of TIERS) {
-  HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
-  HIGH_LIMITS[`MONTHLY_QUOTA_${tier}`] = '1000000';
-}
+const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED };
 
 interface ErrorJson {
   error: { code: string; details?: { requiredTier?: string; currentTier?: string } };

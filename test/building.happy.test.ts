@@ -11,14 +11,10 @@ import { MAX_VIOLATIONS } from '../src/modules/building/building.service.ts';
 import { setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import { photoUrl } from '../src/modules/photos/photo-url.ts';
 import type { BuildingRow, NewHpdViolation } from '../src/platform/db/tables.ts';
-import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
+import { createTestApp, TEST_NOW, type TestApp, UNLIMITED } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
 
-const HIGH_LIMITS: Record<string, string> = {};
-for (const tier of TIERS) {
-  HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
-  HIGH_LIMITS[`MONTHLY_QUOTA_${tier}`] = '1000000';
-}
+const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED };
 
 let t: TestApp;
 const keys = {} as Record<Tier, string>;

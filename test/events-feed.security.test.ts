@@ -1,17 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS, type Tier } from '../src/domain/tiers.ts';
 import { appendEvents, latestSequence, lockEventLog } from '../src/modules/events/event-log.ts';
-import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
+import { createTestApp, TEST_NOW, type TestApp, UNLIMITED } from './support/app.ts';
 
 interface ErrorJson {
   error: { code: string; details?: { requiredTier?: string; currentTier?: string } };
 }
 
-const HIGH_LIMITS: Record<string, string> = {};
-for (const tier of TIERS) {
-  HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
-  HIGH_LIMITS[`MONTHLY_QUOTA_${tier}`] = '1000000';
-}
+const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED };
 
 let t: TestApp;
 const keys = {} as Record<Tier, string>;

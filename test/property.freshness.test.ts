@@ -7,7 +7,7 @@ import { ListingDetailResponse } from '../src/modules/property/property.schema.t
 import { MINUTE_MS } from '../src/platform/clock.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
 import { type ListingSource, UpstreamError } from '../src/upstream/source.ts';
-import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
+import { createTestApp, TEST_NOW, type TestApp, UNLIMITED } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
 
 /** A refresh pipeline stand-in: records calls, answers as told, and can act on the store during a live read. */
@@ -43,11 +43,7 @@ class FakeRefresher implements RefreshPort {
   }
 }
 
-const HIGH_LIMITS: Record<string, string> = { UPSTREAM_LIVE_TIMEOUT_MS: '1234' };
-for (const tier of TIERS) {
-  HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
-  HIGH_LIMITS[`MONTHLY_QUOTA_${tier}`] = '1000000';
-}
+const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED, UPSTREAM_LIVE_TIMEOUT_MS: '1234' };
 
 let versionTick = 0;
 /** What the pipeline does after writing a change: move a content scope (the data version). */

@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TIERS } from '../src/domain/tiers.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import { createTestApp, type TestApp, UNLIMITED } from './support/app.ts';
 
-const HIGH_LIMITS: Record<string, string> = {};
-for (const tier of TIERS) {
-  HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
-  HIGH_LIMITS[`MONTHLY_QUOTA_${tier}`] = '1000000';
-}
+const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED };
 
 let t: TestApp;
 let business: string;

@@ -1,6 +1,5 @@
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TIERS } from '../src/domain/tiers.ts';
 import { markChanged } from '../src/modules/freshness/data-version.ts';
 import {
   type WatcherChange,
@@ -9,14 +8,10 @@ import {
   type WatcherView,
 } from '../src/modules/watchers/watchers.schema.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import { createTestApp, type TestApp, UNLIMITED } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
 
-const HIGH_LIMITS: Record<string, string> = { SEARCH_INDEX: 'false' };
-for (const tier of TIERS) {
-  HIGH_LIMITS[`RATE_LIMIT_${tier}`] = '1000000';
-  HIGH_LIMITS[`MONTHLY_QUOTA_${tier}`] = '1000000';
-}
+const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED, SEARCH_INDEX: 'false' };
 
 let t: TestApp;
 let business: string;

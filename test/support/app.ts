@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { buildApp, compose, type RefresherParts, type Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { loadDemoMarket } from '../../src/demo/market/load.ts';
+import { TIERS } from '../../src/domain/tiers.ts';
 import type { HttpApp } from '../../src/http/server.ts';
 import type { RefreshPort } from '../../src/modules/freshness/refresh-port.ts';
 import { type Clock, ManualClock } from '../../src/platform/clock.ts';
@@ -14,6 +15,14 @@ import { createTestStore, TEST_DIALECT } from './store.ts';
 /** The instant every test market is generated at and the test clock starts from. */
 export const TEST_NOW = new Date('2026-11-01T15:00:00.000Z');
 export const TEST_SEED = 7;
+
+/** Rate windows and monthly quotas out of the way, for every tier: for tests that are not about limits. */
+export const UNLIMITED: Readonly<Record<string, string>> = Object.fromEntries(
+  TIERS.flatMap((tier) => [
+    [`RATE_LIMIT_${tier}`, '1000000'],
+    [`MONTHLY_QUOTA_${tier}`, '1000000'],
+  ]),
+);
 
 export interface TestApp {
   app: HttpApp;
