@@ -526,7 +526,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const { publicUrl } = config;
   await app.register(
     async (v1) => {
-      await v1.register(healthRoutes, { health: services.health });
+      await v1.register(healthRoutes, { health: services.health, publicUrl });
       await v1.register(areaRoutes, { areas: services.areas, publicUrl });
       await v1.register(searchRoutes, { search: services.search, publicUrl });
       await v1.register(propertyRoutes, { property: services.property });

@@ -60,17 +60,22 @@ export interface HttpEdge {
   install(app: FastifyInstance): void;
 }
 
-export function httpEdge(limits: EdgeLimits): HttpEdge {
+/** `publicUrl` (PUBLIC_URL) is the origin of the `docs` link of the errors answered here. */
+export function httpEdge(limits: EdgeLimits, publicUrl: string): HttpEdge {
   // The id of the request a response belongs to, so a timeout answered below
   // Fastify carries the id that request was logged with.
   const requestIds = new WeakMap<ServerResponse, string>();
   return {
-    fastifyOptions: fastifyOptionsFor(limits, requestIds),
+    fastifyOptions: fastifyOptionsFor(limits, requestIds, publicUrl),
     install: (app) => install(app, limits, requestIds),
   };
 }
 
-function fastifyOptionsFor(limits: EdgeLimits, requestIds: WeakMap<ServerResponse, string>) {
+function fastifyOptionsFor(
+  limits: EdgeLimits,
+  requestIds: WeakMap<ServerResponse, string>,
+  publicUrl: string,
+) {
   return {
     bodyLimit: limits.bodyLimitBytes,
     requestTimeout: limits.requestTimeoutMs,
@@ -90,7 +95,7 @@ function fastifyOptionsFor(limits: EdgeLimits, requestIds: WeakMap<ServerRespons
       // A missing Host is answered with the envelope (see `install`), not with Node's bare 400.
       requireHostHeader: false,
     } satisfies ServerOptions,
-    clientErrorHandler: clientErrorHandler(limits, requestIds),
+    clientErrorHandler: clientErrorHandler(limits, requestIds, publicUrl),
   };
 }
 
@@ -100,7 +105,11 @@ function fastifyOptionsFor(limits: EdgeLimits, requestIds: WeakMap<ServerRespons
  * (a reset, a broken pipe) and sockets whose response has already started get
  * no answer: the connection is just closed.
  */
-function clientErrorHandler(limits: EdgeLimits, requestIds: WeakMap<ServerResponse, string>) {
+function clientErrorHandler(
+  limits: EdgeLimits,
+  requestIds: WeakMap<ServerResponse, string>,
+  publicUrl: string,
+) {
   const answered = new WeakSet<Socket>();
   // Fastify calls it with the app as `this`.
   return function answerClientError(
@@ -127,7 +136,7 @@ function clientErrorHandler(limits: EdgeLimits, requestIds: WeakMap<ServerRespon
       },
       'client error answered',
     );
-    const body = JSON.stringify(errorBody(apiError, requestId));
+    const body = JSON.stringify(errorBody(apiError, requestId, publicUrl));
     socket.end(
       `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +

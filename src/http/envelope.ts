@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Freshness, ServedJson } from '../domain/freshness.ts';
-import { type PageRequest, pageLinks, unknownParamWarnings } from './pagination.ts';
+import { type PageRequest, pageLinks } from './pagination.ts';
 
 export interface PaginatedMeta extends Freshness {
   total: number;
@@ -12,8 +12,9 @@ export interface PaginatedMeta extends Freshness {
 
 /**
  * Builds `meta` for a list response: freshness, paging links built from the
- * request URL (known parameters only), and warnings (unknown parameters,
- * bounded, plus any the service raised).
+ * request URL (declared parameters only), and the warnings the route raised
+ * (a capped page size, …). Unknown parameters never get here: they are a 400
+ * (src/http/validation.ts).
  */
 export function paginatedMeta(
   request: FastifyRequest,
@@ -30,7 +31,7 @@ export function paginatedMeta(
     page: page.page,
     perPage: page.perPage,
     links: pageLinks(baseUrl, request.url, page, total, knownParams),
-    warnings: [...unknownParamWarnings(request.query, knownParams), ...extraWarnings],
+    warnings: [...extraWarnings],
   };
 }
 

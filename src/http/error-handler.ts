@@ -33,6 +33,9 @@ export function describeValidationIssue(issue: AjvIssue, context: string | undef
   let message = issue.message ?? 'is invalid';
   if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) {
     message = `must be one of ${issue.params.allowedValues.join(', ')}`;
+  } else if (issue.keyword === 'unknown_parameter' && issue.message) {
+    // The unknown-parameter rule of src/http/validation.ts words its own message (the suggestion).
+    message = issue.message;
   } else if (issue.keyword === 'type' && issue.params.finite === true && issue.message) {
     // The number rule of src/http/validation.ts words its own message (it quotes what was sent).
     message = issue.message;
@@ -49,6 +52,18 @@ export function describeValidationIssue(issue: AjvIssue, context: string | undef
     message = 'is not an allowed field';
   }
   return { parameter, location, rule: issue.keyword, message };
+}
+
+/**
+ * The message of a 400 from its issues: the first one, in words. An unknown
+ * parameter reads "Unknown parameter "area": did you mean "areas"?".
+ */
+export function validationFailureMessage(first: ParamIssue, hint?: unknown): string {
+  const where = first.location === 'body' ? 'field' : 'parameter';
+  if (first.rule === 'unknown_parameter' && typeof hint === 'string') {
+    return `Unknown ${where} "${first.parameter}": ${hint}`;
+  }
+  return `Invalid ${where} "${first.parameter}": ${first.message}`;
 }
 
 /** Retry-After of a 503 for an unavailable database: a restart or failover takes seconds. */
@@ -71,10 +86,9 @@ function fromFastifyError(error: FastifyError): ApiError {
       describeValidationIssue(v as AjvIssue, error.validationContext),
     );
     const first = issues[0]!;
-    const where = first.location === 'body' ? 'field' : 'parameter';
     return new ApiError(
       first.location === 'body' ? 'INVALID_BODY' : 'INVALID_PARAMS',
-      `Invalid ${where} "${first.parameter}": ${first.message}`,
+      validationFailureMessage(first, (error.validation[0] as AjvIssue).params.hint),
       {
         params: issues,
       },
@@ -107,17 +121,20 @@ function fromFastifyError(error: FastifyError): ApiError {
   return new ApiError('INTERNAL_ERROR', 'An internal error occurred; it has been logged with the request id');
 }
 
-/** Installs the single error envelope for thrown errors and unknown routes. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * Installs the single error envelope for thrown errors and unknown routes;
+ * `publicUrl` (PUBLIC_URL) is the origin of each error's `docs` link.
+ */
+export function installErrorHandling(app: FastifyInstance, publicUrl: string): void {
   app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = error instanceof ApiError ? error : fromFastifyError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (apiError.details?.retryAfter !== undefined)
       reply.header('Retry-After', String(apiError.details.retryAfter));
-    return reply.status(apiError.status).send(errorBody(apiError, request.id));
+    return reply.status(apiError.status).send(errorBody(apiError, request.id, publicUrl));
   });
   app.setNotFoundHandler((request, reply) => {
     const apiError = new ApiError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
-    return reply.status(404).send(errorBody(apiError, request.id));
+    return reply.status(404).send(errorBody(apiError, request.id, publicUrl));
   });
 }

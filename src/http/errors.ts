@@ -73,25 +73,41 @@ export class ApiError extends Error {
   }
 }
 
+/** The OpenAPI tag whose description holds the error catalogue (src/http/error-catalogue.ts). */
+export const ERRORS_TAG = 'Errors';
+
+/**
+ * Where a code is documented: its entry in the `Errors` section of the docs
+ * page, deep-linked as Swagger UI links its sections (`#/<tag>/<entry>`:
+ * opening the link expands the section holding the catalogue).
+ */
+export function errorDocsUrl(publicUrl: string, code: ErrorCode): string {
+  return `${publicUrl.replace(/\/+$/, '')}/docs#/${ERRORS_TAG}/${code}`;
+}
+
 export interface ErrorBody {
   error: {
     code: ErrorCode;
     message: string;
     status: number;
     requestId?: string;
+    /** Absolute URL of the code's entry in the error catalogue. */
+    docs: string;
     /** Seconds to wait before retrying (429s); same as the Retry-After header. */
     retryAfter?: number;
     details?: ErrorDetails;
   };
 }
 
-export function errorBody(error: ApiError, requestId?: string): ErrorBody {
+/** The envelope of an error; `publicUrl` (PUBLIC_URL) is the origin of its `docs` link. */
+export function errorBody(error: ApiError, requestId: string | undefined, publicUrl: string): ErrorBody {
   return {
     error: {
       code: error.code,
       message: error.message,
       status: error.status,
       ...(requestId ? { requestId } : {}),
+      docs: errorDocsUrl(publicUrl, error.code),
       ...(error.details?.retryAfter !== undefined ? { retryAfter: error.details.retryAfter } : {}),
       ...(error.details ? { details: error.details } : {}),
     },

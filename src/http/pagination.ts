@@ -33,11 +33,11 @@ export function assertPageInRange(page: PageRequest, total: number): void {
 }
 
 /**
- * Absolute links for a paginated response. The operation's known query
+ * Absolute links for a paginated response. The operation's declared query
  * parameters are kept as sent (in their order; each is bounded by its schema),
- * unknown ones are dropped — they were ignored, and echoing them would let a
- * 15 KB query grow every list response fivefold — and `page` and `perPage` are
- * set to effective values.
+ * anything else is dropped — the REST validator rejects unknown parameters,
+ * but links must never echo an unbounded query whoever calls this — and
+ * `page` and `perPage` are set to effective values.
  */
 export function pageLinks(
   baseUrl: string,
@@ -67,28 +67,4 @@ export function pageLinks(
     prev: page.page > 1 ? at(Math.min(page.page - 1, last)) : null,
     next: page.page < last ? at(page.page + 1) : null,
   };
-}
-
-/** Unknown parameters named one by one in `warnings`; the rest are counted in one more warning. */
-export const MAX_UNKNOWN_PARAM_WARNINGS = 10;
-/** Longest unknown parameter name repeated in a warning; longer names are cut with "…". */
-const MAX_ECHOED_NAME_LENGTH = 40;
-
-/**
- * Warnings for query parameters the operation does not know (they are ignored,
- * not rejected). Reads the parsed query: the schemas keep unknown keys there.
- * Bounded whatever was sent: at most MAX_UNKNOWN_PARAM_WARNINGS names, each
- * cut to MAX_ECHOED_NAME_LENGTH characters, then one warning with the count.
- */
-export function unknownParamWarnings(query: unknown, known: ReadonlySet<string>): string[] {
-  const warnings: string[] = [];
-  if (query === null || typeof query !== 'object') return warnings;
-  const unknown = Object.keys(query).filter((key) => !known.has(key));
-  for (const key of unknown.slice(0, MAX_UNKNOWN_PARAM_WARNINGS)) {
-    const shown = key.length > MAX_ECHOED_NAME_LENGTH ? `${key.slice(0, MAX_ECHOED_NAME_LENGTH)}…` : key;
-    warnings.push(`Unknown parameter "${shown}" was ignored.`);
-  }
-  const more = unknown.length - MAX_UNKNOWN_PARAM_WARNINGS;
-  if (more > 0) warnings.push(`${more} more unknown parameters were ignored.`);
-  return warnings;
 }

@@ -31,6 +31,10 @@ export const ErrorEnvelopeSchema = Type.Object(
       }),
       status: Type.Integer({ description: 'HTTP status, repeated for clients that only see the body.' }),
       requestId: Type.Optional(Type.String({ description: 'Same as the X-Request-Id header.' })),
+      docs: Type.String({
+        description:
+          "Absolute URL of this code's entry in the error catalogue (the `Errors` section of /docs).",
+      }),
       retryAfter: Type.Optional(
         Type.Integer({
           minimum: 0,
@@ -88,7 +92,7 @@ const pagingFields = {
   perPage: Type.Integer({ minimum: 1 }),
   links: Type.Ref(PaginationLinksSchema),
   warnings: Type.Array(Type.String(), {
-    description: 'Non-fatal notes about the request: ignored unknown parameters, capped page size, …',
+    description: 'Non-fatal notes about the request: capped page size, …',
   }),
 };
 
@@ -171,14 +175,24 @@ export function patternMeaning(pattern: string): string | undefined {
   return PATTERN_MEANINGS.get(pattern);
 }
 
-/** A comma-separated list of values from a closed set (`A,B`); a bad list's 400 names every allowed value. */
+/** The allowed values of each CommaList, by its pattern: the request validator normalizes items to them. */
+const COMMA_LIST_VALUES = new Map<string, readonly string[]>();
+
+/**
+ * A comma-separated list of values from a closed set (`A,B`); a bad list's 400
+ * names every allowed value. In query and path parameters items are read
+ * case-insensitively and trimmed (src/http/validation.ts).
+ */
 export function CommaList(values: readonly string[], options: Omit<StringOptions, 'pattern'> = {}) {
   const alternatives = values.join('|');
-  return PatternString(
-    `^(${alternatives})(,(${alternatives}))*$`,
-    `a comma-separated list of: ${values.join(', ')}`,
-    options,
-  );
+  const pattern = `^(${alternatives})(,(${alternatives}))*$`;
+  COMMA_LIST_VALUES.set(pattern, values);
+  return PatternString(pattern, `a comma-separated list of: ${values.join(', ')}`, options);
+}
+
+/** The allowed values of the CommaList declared with this pattern; undefined for any other pattern. */
+export function commaListValues(pattern: string): readonly string[] | undefined {
+  return COMMA_LIST_VALUES.get(pattern);
 }
 
 /** A calendar date parameter, `YYYY-MM-DD`. */
@@ -197,7 +211,9 @@ export function DateOrDateTimeString(options: Omit<StringOptions, 'pattern'> = {
 
 /**
  * A string enum as a JSON Schema `enum` (not TypeBox's anyOf-of-consts), so a
- * bad value fails with one clear error listing the allowed values.
+ * bad value fails with one clear error listing the allowed values. In query
+ * and path parameters the value is read case-insensitively and trimmed
+ * (src/http/validation.ts); JSON bodies must send it exactly.
  */
 export function StringEnum<const T extends readonly string[]>(
   values: T,

@@ -17,10 +17,11 @@ import { eventWebhooks } from '../modules/events/event-catalogue.ts';
 import { type AccessOptions, installAccessControl } from './access.ts';
 import { installCors } from './cors.ts';
 import { httpEdge } from './edge.ts';
+import { ERRORS_TAG, errorsTagDescription } from './error-catalogue.ts';
 import { installErrorHandling } from './error-handler.ts';
 import { ApiError, errorBody } from './errors.ts';
 import { redactingLogOptions } from './redact.ts';
-import { buildRequestValidator } from './validation.ts';
+import { buildRequestValidator, rejectQueryWithoutDeclaredParameters } from './validation.ts';
 
 /** The HTTP application with the TypeBox type provider, set once here: route plugins get it typed. */
 export type HttpApp = FastifyInstance<
@@ -68,7 +69,7 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
  */
 export async function createHttpServer(options: HttpServerOptions): Promise<HttpApp> {
   const { config } = options;
-  const edge = httpEdge(config.http);
+  const edge = httpEdge(config.http, config.publicUrl);
   const app = Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
@@ -93,7 +94,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       void (reply as FastifyReply)
         .code(apiError.status)
         .header('X-Request-Id', request.id)
-        .send(errorBody(apiError, request.id));
+        .send(errorBody(apiError, request.id, config.publicUrl));
     },
     // Query strings and path parameters are coerced from text (numbers must be finite decimals,
     // no NUL characters); JSON bodies are never coerced. See src/http/validation.ts.
@@ -107,7 +108,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   edge.install(app);
   await installCors(app, options.config.publicUrl);
   installAccessControl(app, options.access);
-  installErrorHandling(app);
+  installErrorHandling(app, config.publicUrl);
+  app.addHook('preValidation', rejectQueryWithoutDeclaredParameters);
 
   for (const schema of options.componentSchemas) app.addSchema(schema);
 
@@ -221,6 +223,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
           description:
             'Persistent monitoring of one listing, one building or one search (Business+): polled on an interval, each poll counted against the quota; changes recorded as `watcher.change` events, streamed (SSE) and delivered to the account’s webhooks that ask for them.',
         },
+        { name: ERRORS_TAG, description: errorsTagDescription() },
       ],
     },
     refResolver: {

@@ -30,7 +30,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessPolicy, type CallCharge, type Metering, UNMETERED_ROUTE } from '../http/access.ts';
 import { isTrustedBrowserOrigin } from '../http/cors.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError, errorDocsUrl } from '../http/errors.ts';
 import { ErrorResponse } from '../http/schemas.ts';
 import { toAreaRef } from '../modules/areas/areas.service.ts';
 // The OAuth module serves this document (RFC 9728); a 401 from /mcp points at it.
@@ -84,13 +84,14 @@ function errorText(error: ApiError, subject: string): string {
   return error.message;
 }
 
-function toolError(error: ApiError, toolName: string): CallToolResult {
+function toolError(error: ApiError, toolName: string, publicUrl: string): CallToolResult {
   const text = errorText(error, toolName);
   const details = error.details ?? {};
+  const docs = errorDocsUrl(publicUrl, error.code);
   return {
     isError: true,
     content: [{ type: 'text', text }],
-    structuredContent: { error: { code: error.code, message: text, status: error.status, ...details } },
+    structuredContent: { error: { code: error.code, message: text, status: error.status, docs, ...details } },
   };
 }
 
@@ -301,7 +302,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           structuredContent: body as unknown as Record<string, unknown>,
         };
       } catch (error) {
-        return toolError(asApiError(error, request), tool.name);
+        return toolError(asApiError(error, request), tool.name, services.publicUrl);
       }
     });
 

@@ -13,9 +13,9 @@ import type { ListingStatus, ListingType } from '../domain/listing.ts';
 import type { Tier } from '../domain/tiers.ts';
 import type { Caller } from '../http/caller.ts';
 import { capPerPage, type PaginatedMeta, paramNames } from '../http/envelope.ts';
-import { describeValidationIssue } from '../http/error-handler.ts';
+import { describeValidationIssue, validationFailureMessage } from '../http/error-handler.ts';
 import { ApiError } from '../http/errors.ts';
-import { assertPageInRange, type PageRequest, pageLinks, unknownParamWarnings } from '../http/pagination.ts';
+import { assertPageInRange, type PageRequest, pageLinks } from '../http/pagination.ts';
 import { invalidResourceId, isResourceId, resourceIdParam } from '../http/path-id.ts';
 import { StringEnum } from '../http/schemas.ts';
 import { buildRequestValidator } from '../http/validation.ts';
@@ -141,7 +141,7 @@ function listMeta(
     page: page.page,
     perPage: page.perPage,
     links: pageLinks(publicUrl, text === '' ? path : `${path}?${text}`, page, total, known),
-    warnings: [...unknownParamWarnings(sent, known), ...extraWarnings],
+    warnings: [...extraWarnings],
   };
 }
 
@@ -302,15 +302,7 @@ function specs(s: ToolServices): ToolSpec[] {
   };
 
   const areasKnown = paramNames(ListAreasQuery);
-  const snapshotKnown = paramNames(SnapshotQuery);
-  const trendKnown = paramNames(TrendQuery);
-  const compareKnown = paramNames(CompareQuery);
   const listingsKnown = paramNames(BuildingListingsQuery);
-  // `listingType` chooses the REST path (rentals or sales), so it is no query parameter there.
-  const withoutListingType = (sent: Args): Args => {
-    const { listingType: _omitted, ...rest } = sent;
-    return rest;
-  };
 
   return [
     searchSpec('search_rentals', 'rental', RentalSearchQuery, '/v1/search/rentals', 'rentals'),
@@ -357,7 +349,7 @@ function specs(s: ToolServices): ToolSpec[] {
         'Market statistics for one area and its descendants (Free tier and up): active inventory, new listings, price and price-per-sqft distributions (median, quartiles), days on market and price cuts, optionally for one bedroom bucket (0–4, 4 = 4+) and building type. Figures from too few listings are null, never 0. Use it to answer "what does a 1-bedroom cost in Astoria"; get areaId from list_areas. Same answer as GET /v1/market/rentals/snapshot or /v1/market/sales/snapshot.',
       minTier: 'FREE',
       input: Type.Object({ listingType: marketListingType, ...SnapshotQuery.properties }),
-      async run(args, call, sent) {
+      async run(args, call) {
         const q = args as SnapshotQuery & { listingType: 'rentals' | 'sales' };
         const listingType: ListingType = q.listingType === 'sales' ? 'sale' : 'rental';
         const { data, meta } = await s.market.snapshotOf(
@@ -366,7 +358,7 @@ function specs(s: ToolServices): ToolSpec[] {
         );
         const body = {
           data,
-          meta: { ...meta, warnings: unknownParamWarnings(withoutListingType(sent), snapshotKnown) },
+          meta: { ...meta, warnings: [] },
         };
         return call.serialize(body, listingType === 'sale' ? SaleSnapshotResponse : RentalSnapshotResponse);
       },
@@ -379,7 +371,7 @@ function specs(s: ToolServices): ToolSpec[] {
         'A daily, weekly or monthly series of one market metric (median_price, median_price_per_sqft, median_days_on_market, inventory, new_listings) for an area and its descendants (Free tier and up), from daily snapshots. Use it to answer "are rents rising in Bushwick"; get areaId from list_areas. Days not materialized yet are null points with a warning. Same answer as GET /v1/market/rentals/trends or /v1/market/sales/trends.',
       minTier: 'FREE',
       input: Type.Object({ listingType: marketListingType, ...TrendQuery.properties }),
-      async run(args, call, sent) {
+      async run(args, call) {
         const q = args as TrendQuery & { listingType: 'rentals' | 'sales' };
         const { data, meta, warnings } = await s.marketTrends.trend(
           {
@@ -397,7 +389,7 @@ function specs(s: ToolServices): ToolSpec[] {
           data,
           meta: {
             ...meta,
-            warnings: [...unknownParamWarnings(withoutListingType(sent), trendKnown), ...warnings],
+            warnings,
           },
         };
         return call.serialize(body, TrendResponse);
@@ -425,7 +417,7 @@ function specs(s: ToolServices): ToolSpec[] {
       description: `The market snapshot figures of 1–${MAX_COMPARE_AREAS} areas side by side, in the order given (Free tier and up): inventory, median price and distribution, days on market, price cuts. Use it to compare neighborhoods a user is choosing between; get area ids from list_areas and pass them comma-separated (\`areas="107,118"\`). Same parameters and answer as GET /v1/market/compare.`,
       minTier: 'FREE',
       input: CompareQuery,
-      async run(args, call, sent) {
+      async run(args, call) {
         const q = args as CompareQuery;
         const ids = [...new Set(q.areas.split(',').map(Number))];
         if (ids.length > MAX_COMPARE_AREAS) {
@@ -441,7 +433,7 @@ function specs(s: ToolServices): ToolSpec[] {
           { bedrooms: q.bedrooms, buildingType: q.buildingType },
           call.caller.tier,
         );
-        const body = { data, meta: { ...meta, warnings: unknownParamWarnings(sent, compareKnown) } };
+        const body = { data, meta: { ...meta, warnings: [] } };
         return call.serialize(body, CompareResponse);
       },
       summarize: (body) =>
@@ -622,7 +614,10 @@ function compileQueryValidator(schema: TObject, name: string): CompiledValidator
   return compile({ schema, method: 'POST', url: `/mcp#${name}`, httpPart: 'querystring' });
 }
 
-/** The same 400 the REST route answers for a query that fails validation. */
+/**
+ * The same 400 the REST route answers for a query that fails validation
+ * (an unknown argument included: it names it and suggests the closest one).
+ */
 function validationError(validate: CompiledValidator): ApiError {
   const issues = (validate.errors ?? []).map((issue) => describeValidationIssue(issue, 'querystring'));
   const first = issues[0] ?? {
@@ -631,7 +626,7 @@ function validationError(validate: CompiledValidator): ApiError {
     rule: 'type',
     message: 'is invalid',
   };
-  return new ApiError('INVALID_PARAMS', `Invalid parameter "${first.parameter}": ${first.message}`, {
+  return new ApiError('INVALID_PARAMS', validationFailureMessage(first, validate.errors?.[0]?.params.hint), {
     params: issues.length > 0 ? issues : [first],
   });
 }

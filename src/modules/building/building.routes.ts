@@ -62,7 +62,7 @@ export const buildingRoutes: FastifyPluginAsyncTypebox<BuildingRouteServices> = 
         tags,
         summary: 'Listings in a building',
         description:
-          "The building's listings as ListingSummary rows, newest first (unknown listing dates last, ties by id). `status` (comma-separated) defaults to `ACTIVE` as in search; `listingType` to both. Paged like search: `perPage` is capped by the caller tier maximum with a warning, unknown parameters are ignored with a warning. `meta.dataAge` is the age of the oldest row served (building or listing), against the tier search threshold.",
+          "The building's listings as ListingSummary rows, newest first (unknown listing dates last, ties by id). `status` (comma-separated) defaults to `ACTIVE` as in search; `listingType` to both. Paged like search: `perPage` is capped by the caller tier maximum with a warning; unknown parameters are a 400. `meta.dataAge` is the age of the oldest row served (building or listing), against the tier search threshold.",
         params: BuildingIdParams,
         querystring: BuildingListingsQuery,
         response: { 200: BuildingListingsResponse, ...detailErrors },

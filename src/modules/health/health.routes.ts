@@ -7,13 +7,18 @@ import type { HealthService } from './health.service.ts';
 
 export interface HealthRouteServices {
   health: HealthService;
+  /** PUBLIC_URL: the origin of the `docs` link of the not-ready error. */
+  publicUrl: string;
 }
 
 /** Seconds a balancer or client is told to wait before probing a node that is not ready again. */
 const NOT_READY_RETRY_AFTER_S = 1;
 
 /** `/health`, `/health/ready`, `/health/live`: public, outside rate limits and quotas. */
-export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = async (app, { health }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = async (
+  app,
+  { health, publicUrl },
+) => {
   app.get(
     '/health',
     {
@@ -60,7 +65,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = asyn
       });
       // Answered here rather than thrown: a probe polled every few seconds is not an error to log each time.
       reply.header('Retry-After', String(NOT_READY_RETRY_AFTER_S));
-      return reply.status(503).send(errorBody(error, request.id));
+      return reply.status(503).send(errorBody(error, request.id, publicUrl));
     },
   );
 

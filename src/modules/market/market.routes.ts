@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ListingType } from '../../domain/listing.ts';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
-import { paramNames } from '../../http/envelope.ts';
 import { ApiError } from '../../http/errors.ts';
-import { unknownParamWarnings } from '../../http/pagination.ts';
 import {
   CompareQuery,
   CompareResponse,
@@ -66,7 +64,6 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRouteServices> = asyn
 ) => {
   for (const op of SNAPSHOTS) {
     const listingType: ListingType = op.listingType;
-    const known = paramNames(SnapshotQuery);
     // The loop's union of response schemas is checked by the serializer and tests.
     app.get(
       op.path,
@@ -88,13 +85,12 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRouteServices> = asyn
           request.caller.tier,
         );
         // `data` is this operation's snapshot type; TypeScript sees the loop's union of both.
-        const body = { data, meta: { ...meta, warnings: unknownParamWarnings(request.query, known) } };
+        const body = { data, meta: { ...meta, warnings: [] } };
         return body as never;
       },
     );
   }
 
-  const compareKnown = paramNames(CompareQuery);
   app.get(
     '/market/compare',
     {
@@ -118,12 +114,11 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRouteServices> = asyn
       );
       return {
         data: data as CompareResponse['data'],
-        meta: { ...meta, warnings: unknownParamWarnings(request.query, compareKnown) },
+        meta: { ...meta, warnings: [] },
       };
     },
   );
 
-  const trendKnown = paramNames(TrendQuery);
   for (const op of TRENDS) {
     const listingType: ListingType = op.listingType;
     app.get(
@@ -155,7 +150,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRouteServices> = asyn
         );
         return {
           data,
-          meta: { ...meta, warnings: [...unknownParamWarnings(request.query, trendKnown), ...warnings] },
+          meta: { ...meta, warnings },
         };
       },
     );

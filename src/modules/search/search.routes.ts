@@ -52,7 +52,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
           tags: ['Search'],
           summary: op.summary,
           description:
-            'Active listings by default. Every range is inclusive; `areas` includes descendants; list parameters are comma-separated (any of, except `amenities`: all of). Results are paged with stable ordering (ties broken by id). Unknown parameters are ignored with a warning in `meta.warnings`.',
+            'Active listings by default. Every range is inclusive; `areas` includes descendants; list parameters are comma-separated (any of, except `amenities`: all of). Results are paged with stable ordering (ties broken by id). Unknown parameters are a 400 naming them (with the closest known one); enum values are case-insensitive.',
           querystring: op.querystring,
           response: { 200: SearchResponse, ...searchErrors },
         },

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { keyRoute } from '../../http/access.ts';
 import { capPerPage, paramNames } from '../../http/envelope.ts';
-import { assertPageInRange, pageLinks, unknownParamWarnings } from '../../http/pagination.ts';
+import { assertPageInRange, pageLinks } from '../../http/pagination.ts';
 import { ErrorResponse } from '../../http/schemas.ts';
 import { eventStreamResponse, requireEventStream, SseHub, type SseStream } from '../../http/sse.ts';
 import { toWatcherView } from './watcher.mapper.ts';
@@ -108,7 +108,7 @@ export const watcherRoutes: FastifyPluginAsyncTypebox<WatcherRouteServices> = as
           page: page.page,
           perPage: page.perPage,
           links: pageLinks(publicUrl, request.url, page, result.total, knownList),
-          warnings: [...unknownParamWarnings(request.query, knownList), ...capped.warnings],
+          warnings: capped.warnings,
         },
       };
     },

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { keyRoute } from '../../http/access.ts';
 import { capPerPage, paramNames } from '../../http/envelope.ts';
-import { assertPageInRange, pageLinks, unknownParamWarnings } from '../../http/pagination.ts';
+import { assertPageInRange, pageLinks } from '../../http/pagination.ts';
 import { toDeliveryView, toWebhookView, toWebhookWithSecretView } from './webhook.mapper.ts';
 import {
   CreateWebhookBody,
@@ -70,7 +70,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteServices> = as
     page: page.page,
     perPage: page.perPage,
     links: pageLinks(publicUrl, request.url, page, total, known),
-    warnings: [...unknownParamWarnings(request.query, known), ...warnings],
+    warnings,
   });
 
   app.post(
