@@ -163,6 +163,9 @@ function allowedValues(schema: OpenApiParameter['schema']): string[] | undefined
   return list ? list[1]!.split('|') : undefined;
 }
 
+/** Path parameters of the operations with enum-like query parameters (validation runs before any lookup). */
+const PATH_VALUES: Record<string, string> = { id: 'wh_none' };
+
 /** Values that get an operation's required parameters past validation. */
 const REQUIRED_VALUES: Record<string, string> = { areaId: '100', areas: '100', url: '/rental/1' };
 
@@ -174,7 +177,14 @@ describe('enum values', () => {
     const checked: string[] = [];
     for (const [path, methods] of Object.entries(doc.paths)) {
       const operation = methods.get;
-      if (!operation?.parameters || path.includes('{')) continue;
+      const concrete = path.replace(/\{(\w+)\}/g, (_, name: string) =>
+        name === 'key'
+          ? 'a'.repeat(32)
+          : path.startsWith('/v1/building/')
+            ? buildingId
+            : (PATH_VALUES[name] ?? ''),
+      );
+      if (!operation?.parameters || concrete.includes('//') || concrete.endsWith('/')) continue;
       const required = operation.parameters
         .filter((p) => p.in === 'query' && p.required)
         .map((p) => {
@@ -188,7 +198,7 @@ describe('enum values', () => {
           ...required.filter((q) => !q.startsWith(`${parameter.name}=`)),
           `${parameter.name}=zz_nope`,
         ];
-        const e = await error(`${path}?${query.join('&')}`);
+        const e = await error(`${concrete}?${query.join('&')}`);
         expect(e.details?.params?.[0]?.parameter).toBe(parameter.name);
         for (const value of values) expect(e.message, `${path} ${parameter.name}`).toContain(value);
         checked.push(`${path} ${parameter.name}`);
@@ -208,6 +218,10 @@ describe('enum values', () => {
       '/v1/events types',
       '/v1/events/stream types',
       '/v1/areas include',
+      '/v1/building/{id}/listings status',
+      '/v1/building/{id}/listings listingType',
+      '/v1/webhooks/{id}/deliveries status',
+      '/v1/photos/{key} size',
     ]) {
       expect(checked).toContain(expected);
     }
@@ -246,6 +260,23 @@ describe('enum values', () => {
     const d = await getJson(t, '/v1/market/compare?areas=100&buildingType=CONDO&listingType=sales');
     expect(c.status).toBe(200);
     expect((c.body as { data: unknown }).data).toEqual((d.body as { data: unknown }).data);
+  });
+
+  it('path parameters: an enum path segment is case-insensitive too', async () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    const canonical = await t.getAs(null, `/fp/${key}-se_large_800_400.webp`);
+    const upper = await t.getAs(null, `/fp/${key}-SE_Large_800_400.webp`);
+    expect(canonical.status).not.toBe(400);
+    expect(upper.status).toBe(canonical.status);
+    const bad = await t.getAs(null, `/fp/${key}-huge.webp`);
+    expect(bad.status).toBe(400);
+    const body = (await bad.json()) as ErrorBody;
+    expect(body.error.details?.params?.[0]).toMatchObject({
+      parameter: 'size',
+      location: 'path',
+      rule: 'enum',
+    });
+    expect(body.error.message).toContain('se_large_800_400');
   });
 
   it('a list with one unknown item is still a 400 listing every allowed value', async () => {
@@ -325,7 +356,7 @@ describe('MCP tool arguments follow the same rules', () => {
   it('an unknown argument is a tool error naming it with the suggestion and the docs link', async () => {
     const result = await callTool('search_rentals', { area: '100' });
     expect(result.isError).toBe(true);
-    const error = (result.structuredContent as ErrorBody).error;
+    const error = (result.structuredContent as unknown as ErrorBody).error;
     expect(error.code).toBe('INVALID_PARAMS');
     expect(error.message).toBe('Unknown parameter "area": did you mean "areas"?');
     expect(error.docs).toBe(`${t.config.publicUrl}/docs#/Errors/INVALID_PARAMS`);
@@ -334,7 +365,9 @@ describe('MCP tool arguments follow the same rules', () => {
   it('an unknown argument of a tool with an id is named too', async () => {
     const result = await callTool('get_building', { id: buildingId, include: 'all' });
     expect(result.isError).toBe(true);
-    expect((result.structuredContent as ErrorBody).error.message).toMatch(/^Unknown parameter "include"/);
+    expect((result.structuredContent as unknown as ErrorBody).error.message).toMatch(
+      /^Unknown parameter "include"/,
+    );
   });
 
   it('lower-case enum arguments answer as the declared ones', async () => {
@@ -370,7 +403,7 @@ describe('MCP tool arguments follow the same rules', () => {
   it('a bad enum argument lists every allowed value', async () => {
     const result = await callTool('get_market_trends', { areaId: 100, interval: 'fortnight' });
     expect(result.isError).toBe(true);
-    expect((result.structuredContent as ErrorBody).error.message).toContain(
+    expect((result.structuredContent as unknown as ErrorBody).error.message).toContain(
       'must be one of day, week, month',
     );
   });

@@ -115,16 +115,13 @@ describe('GET /v1/search/rentals', () => {
     }
   });
 
-  it('warns about unknown and other-endpoint parameters instead of failing', async () => {
-    const { status, body } = await search('saleType=RESALE&colour=blue&perPage=1');
-    expect(status).toBe(200);
-    expect(body.meta.warnings).toEqual([
-      'Unknown parameter "saleType" was ignored.',
-      'Unknown parameter "colour" was ignored.',
-    ]);
+  it('rejects other-endpoint parameters rather than ignoring them (a filter is never dropped)', async () => {
+    const { status } = await search('saleType=RESALE&perPage=1');
+    expect(status).toBe(400);
     const sales = await getJson<SearchResponse>(t, '/v1/search/sales?noFee=true&perPage=1');
-    expect(sales.body.meta.warnings).toEqual(['Unknown parameter "noFee" was ignored.']);
-    expect(sales.body.data.every((l) => l.listingType === 'sale')).toBe(true);
+    expect(sales.status).toBe(400);
+    const plain = await search('perPage=1');
+    expect(plain.body.meta.warnings).toEqual([]);
   });
 
   it('builds links from PUBLIC_URL even for absolute-form request targets', async () => {
