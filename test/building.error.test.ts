@@ -55,7 +55,7 @@ describe('GET /v1/building/{id}/listings parameter errors', () => {
   it.each([
     ['status=SOLD', 'status'],
     ['status=ACTIVE,', 'status'],
-    ['status=active', 'status'],
+    ['status=active,sold', 'status'],
     ['listingType=rentals', 'listingType'],
     ['perPage=0', 'perPage'],
     ['perPage=501', 'perPage'],

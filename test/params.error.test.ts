@@ -268,6 +268,9 @@ describe('enum values', () => {
     const upper = await t.getAs(null, `/fp/${key}-SE_Large_800_400.webp`);
     expect(canonical.status).not.toBe(400);
     expect(upper.status).toBe(canonical.status);
+    const query = await t.getAs(null, `/v1/photos/${key}?size=SE_Large_800_400`);
+    expect(query.status).toBe((await t.getAs(null, `/v1/photos/${key}?size=se_large_800_400`)).status);
+    expect(query.status).not.toBe(400);
     const bad = await t.getAs(null, `/fp/${key}-huge.webp`);
     expect(bad.status).toBe(400);
     const body = (await bad.json()) as ErrorBody;
