@@ -5,9 +5,11 @@
  * and MCP tool arguments, and a bad one's 400 lists every allowed value;
  * every error links to its entry in the error catalogue of the docs page.
  */
+
+import { readFile } from 'node:fs/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE } from '../src/http/error-catalogue.ts';
+import { ERROR_CATALOGUE, errorCatalogueMarkdown } from '../src/http/error-catalogue.ts';
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../src/http/errors.ts';
 import { suggestParameters } from '../src/http/validation.ts';
 import { createTestApp, getJson, type TestApp } from './support/app.ts';
@@ -331,6 +333,9 @@ describe('docs links', () => {
       expect(errors!.description).toContain(`<a id="${code}"></a>\`${code}\` | ${ERROR_CODES[code]} |`);
       expect(errors!.description).toContain(ERROR_CATALOGUE[code].action);
     }
+    // The README publishes the same catalogue.
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).toContain(errorCatalogueMarkdown());
     // The link's page is the docs page that renders this document.
     expect((await t.getAs(null, '/docs')).status).toBeLessThan(400);
   });
