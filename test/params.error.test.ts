@@ -106,6 +106,12 @@ describe('unknown query parameters', () => {
     for (const issue of e.details!.params!) expect(issue.parameter).toBe(`${'p'.repeat(40)}…`);
   });
 
+  it('an unknown name is echoed as sent, slashes and dots included', async () => {
+    const e = await error('/v1/areas?a%2Fb.c=1');
+    expect(e.details?.params?.[0]?.parameter).toBe('a/b.c');
+    expect(e.message).toMatch(/^Unknown parameter "a\/b\.c": /);
+  });
+
   it('a known parameter beside an unknown one does not hide it', async () => {
     const e = await error('/v1/search/rentals?areas=100&maxPrice=5000&minbaths=1');
     expect(e.details?.params).toHaveLength(1);

@@ -29,6 +29,9 @@ export function describeValidationIssue(issue: AjvIssue, context: string | undef
       ? `${parameter}.${issue.params.additionalProperty}`
       : issue.params.additionalProperty;
   }
+  if (issue.keyword === 'unknown_parameter' && typeof issue.params.parameter === 'string') {
+    parameter = issue.params.parameter;
+  }
   if (!parameter) parameter = location;
   let message = issue.message ?? 'is invalid';
   if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) {

@@ -254,7 +254,8 @@ export function unknownParameterIssues(data: unknown, declared: readonly string[
       keyword: 'unknown_parameter',
       instancePath: `/${shown}`,
       schemaPath: '#/additionalProperties',
-      params: { hint },
+      // The name as sent: an instance path would turn a `/` in it into a `.`.
+      params: { parameter: shown, hint },
       message: `is not a parameter of this operation; ${hint}`,
     });
   }

@@ -105,7 +105,7 @@ export const MarketMetaSchema = Type.Object(
   {
     ...MetaSchema.properties,
     warnings: Type.Array(Type.String(), {
-      description: 'Non-fatal notes: ignored unknown parameters, missing history, backfill in progress, …',
+      description: 'Non-fatal notes: missing history, backfill in progress, …',
     }),
   },
   {
