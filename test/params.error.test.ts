@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WEBHOOK_EVENT_TYPES } from '../src/domain/events.ts';
 import { ERROR_CATALOGUE, errorCatalogueMarkdown } from '../src/http/error-catalogue.ts';
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../src/http/errors.ts';
 import { suggestParameters } from '../src/http/validation.ts';
@@ -307,6 +308,33 @@ describe('enum values', () => {
     expect(body.error.code).toBe('INVALID_BODY');
     expect(body.error.details?.params?.[0]?.parameter).toBe('watchType');
     expect(body.error.message).toMatch(/must be one of listing, building, search/);
+  });
+});
+
+describe('body enums list their allowed values', () => {
+  async function post(path: string, body: unknown): Promise<ErrorBody['error']> {
+    const response = await t.get(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(400);
+    return ((await response.json()) as ErrorBody).error;
+  }
+
+  it('webhook event types and filter enums', async () => {
+    const events = await post('/v1/webhooks', {
+      url: 'https://example.com/hook',
+      events: ['Listing.Created'],
+    });
+    for (const type of WEBHOOK_EVENT_TYPES) expect(events.message).toContain(type);
+    const filters = await post('/v1/webhooks', {
+      url: 'https://example.com/hook',
+      events: ['listing.created'],
+      filters: { listingType: 'Rental' },
+    });
+    expect(filters.code).toBe('INVALID_BODY');
+    expect(filters.message).toContain('rental, sale');
   });
 });
 

@@ -36,7 +36,7 @@ export interface ParamIssue {
   parameter: string;
   /** Where it was sent: query, path, body, header. */
   location: 'query' | 'path' | 'body' | 'header';
-  /** Machine-readable rule it broke: type, minimum, maximum, enum, range, unknown_area, page_range, … */
+  /** Machine-readable rule it broke: type, minimum, maximum, enum, range, unknown_area, page_range, unknown_parameter, … */
   rule: string;
   message: string;
 }

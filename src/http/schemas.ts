@@ -12,7 +12,8 @@ export const ParamIssueSchema = Type.Object(
       Type.Literal('header'),
     ]),
     rule: Type.String({
-      description: 'Rule broken, e.g. `type`, `minimum`, `enum`, `range`, `unknown_area`.',
+      description:
+        'Rule broken, e.g. `type`, `minimum`, `enum`, `range`, `unknown_area`, `unknown_parameter` (not a parameter of the operation; the message suggests the closest one).',
     }),
     message: Type.String(),
   },
