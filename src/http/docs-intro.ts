@@ -32,7 +32,11 @@ function tierTable(tierLimits: Readonly<Record<Tier, TierLimits>>): string {
 }
 
 function errorCodeTable(): string {
-  const rows = Object.entries(ERROR_CODES).map(([code, status]) => `| ${status} | \`${code}\` |`);
+  const byStatus = new Map<number, string[]>();
+  for (const [code, status] of Object.entries(ERROR_CODES)) {
+    byStatus.set(status, [...(byStatus.get(status) ?? []), `\`${code}\``]);
+  }
+  const rows = [...byStatus].map(([status, codes]) => `| ${status} | ${codes.join(', ')} |`);
   return ['| status | `error.code` |', '|---|---|', ...rows].join('\n');
 }
 

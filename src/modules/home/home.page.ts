@@ -93,7 +93,7 @@ function shellQuote(text: string): string {
 
 function quickStart(publicUrl: string): string {
   return [
-    '# Without a key: public operations, at the Free tier’s limits (counted by your IP address)',
+    '# Without a key: Free-tier limits, counted by your IP address',
     `curl ${shellQuote(`${publicUrl}/v1/areas?q=williamsburg`)}`,
     `curl ${shellQuote(`${publicUrl}/v1/search/rentals?maxPrice=4000&perPage=5`)}`,
     '',
@@ -122,7 +122,11 @@ function mcpConfig(publicUrl: string): string {
       },
     },
   };
-  return JSON.stringify(config, null, 2);
+  // Arrays of strings on one line: the snippet reads like the file people keep.
+  return JSON.stringify(config, null, 2).replace(
+    /\[\n\s*((?:"[^"\n]*",?\s*)+?)\n\s*\]/g,
+    (_, items: string) => `[${items.split(/,\n\s*/).join(', ')}]`,
+  );
 }
 
 export function homePage(input: HomePageInput): string {
