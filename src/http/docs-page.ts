@@ -63,6 +63,8 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
     theme: { title: DOCS_TITLE },
     uiConfig: {
       deepLinking: true,
+      // No top bar (another framework's logo, a box to load other documents): the page opens with its title.
+      layout: 'BaseLayout',
       // Replaces the plugin list, which by default only repeats DownloadUrl (already in the core preset).
       plugins: [browserFunction(OPTIONAL_SECURITY_PLUGIN)],
     },
