@@ -79,7 +79,7 @@ Every error answer of the REST API, whatever went wrong, is one JSON envelope:
 }
 \`\`\`
 
-\`code\` is stable and meant for programs, \`message\` for people; \`requestId\` matches the \`X-Request-Id\` header (quote it when reporting a problem). A 400 names each offending parameter in \`details.params\`; a 403 names the tier required (\`details.requiredTier\`); a 429 or 503 says how many seconds to wait (\`retryAfter\`, and the \`Retry-After\` header). The codes, and what each one means for your request, are listed in this reference's error catalogue, which an error's \`docs\` link points to.
+\`code\` is stable and meant for programs, \`message\` for people; \`requestId\` matches the \`X-Request-Id\` header (quote it when reporting a problem). A 400 names each offending parameter in \`details.params\`; a 403 names the tier required (\`details.requiredTier\`); a 429 or 503 says how many seconds to wait (\`retryAfter\`, and the \`Retry-After\` header). Each code is described in the error catalogue, and an error's \`docs\` link points to its code's entry there. By status:
 
 ${errorCodeTable()}
 
