@@ -107,8 +107,17 @@ function qualityOf(mediaType: string, ranges: readonly MediaRange[]): { q: numbe
  * best of the three by the Accept header. Throws a 406 when Accept allows
  * none of them.
  */
-export function negotiateListFormat(format: ListFormat | undefined, accept: string | undefined): ListFormat {
-  if (format !== undefined) return format;
+export function negotiateListFormat(format: string | undefined, accept: string | undefined): ListFormat {
+  if (format !== undefined) {
+    // The schema has validated it; lower-cased in case enums are matched case-insensitively.
+    const named = LIST_FORMATS.find((known) => known === format.toLowerCase());
+    if (named) return named;
+    throw ApiError.invalidParam({
+      parameter: 'format',
+      rule: 'enum',
+      message: `must be one of ${LIST_FORMATS.join(', ')}`,
+    });
+  }
   if (accept === undefined || accept.trim() === '') return 'json';
   const ranges = parseAccept(accept);
   let chosen: { format: ListFormat; q: number; specificity: number } | null = null;
