@@ -10,8 +10,11 @@ import type { PaginatedMeta } from '../src/http/envelope.ts';
 import { ApiError } from '../src/http/errors.ts';
 import { csvField, negotiateListFormat, warningsHeader } from '../src/http/formats.ts';
 import {
+  EXPORT_SLICE,
   type ExportedListing,
   LISTING_CSV_COLUMNS,
+  listingExportChunks,
+  listingFromFragment,
   listingsCsv,
   listingsFeatureCollection,
 } from '../src/modules/listings/listing-export.ts';
@@ -134,6 +137,33 @@ describe('listing GeoJSON', () => {
     expect(body.features[1]!.geometry).toBeNull();
     expect(body.features[1]!.id).toBe('43');
     expect(body.meta).toEqual(META);
+  });
+});
+
+describe('sliced encoding', () => {
+  async function collect(chunks: AsyncIterable<string>): Promise<string[]> {
+    const out: string[] = [];
+    for await (const chunk of chunks) out.push(chunk);
+    return out;
+  }
+
+  it('streams the same bytes as the whole-page encoders, a slice per chunk, from fragments or objects', async () => {
+    for (const count of [0, 1, EXPORT_SLICE, EXPORT_SLICE * 2 + 7]) {
+      const listings = Array.from({ length: count }, (_, i) => ({
+        ...LISTING,
+        id: String(1000 + i),
+        sourceGroupLabel: i % 3 === 0 ? `=cmd|${i}` : `Broker, "${i}"`,
+      }));
+      const fragments = listings.map((l) => Buffer.from(JSON.stringify(l)));
+      const slices = Math.max(1, Math.ceil(count / EXPORT_SLICE));
+      const csv = await collect(listingExportChunks('csv', fragments, listingFromFragment, META));
+      expect(csv).toHaveLength(slices);
+      expect(csv.join('')).toBe(listingsCsv(listings));
+      const geo = await collect(listingExportChunks('geojson', listings, (l) => l, META));
+      expect(geo).toHaveLength(slices + 1);
+      expect(geo.join('')).toBe(listingsFeatureCollection(listings, META));
+      check(geo.join(''));
+    }
   });
 });
 

@@ -16,6 +16,7 @@
  *   mark. Text cells that a spreadsheet would run as a formula are neutralised
  *   (`csvText`); numbers and booleans never are, so `-250` stays a number.
  */
+import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { PaginatedMeta } from './envelope.ts';
@@ -177,20 +178,22 @@ export function varyOnAccept(reply: FastifyReply): void {
 }
 
 /**
- * Sends an encoded CSV or GeoJSON page as a download named `<stem>.<ext>`
- * (the stem is built by the route from fixed words and digits, so it needs
- * no quoting), with the paging headers.
+ * Sends a CSV or GeoJSON page as a download named `<stem>.<ext>` (the stem is
+ * built by the route from fixed words and digits, so it needs no quoting),
+ * with the paging headers. The body is produced a slice at a time (see
+ * listing-export.ts), so it is streamed: every check that can fail has run
+ * before, and the headers above are final.
  */
 export function sendExport(
   reply: FastifyReply,
   format: Exclude<ListFormat, 'json'>,
-  body: string,
+  chunks: AsyncIterable<string>,
   meta: PaginatedMeta,
   fileStem: string,
 ): FastifyReply {
   setPagingHeaders(reply, meta);
   reply.header('Content-Disposition', `attachment; filename="${fileStem}.${EXTENSIONS[format]}"`);
-  return reply.type(CONTENT_TYPES[format]).send(Buffer.from(body, 'utf8'));
+  return reply.type(CONTENT_TYPES[format]).send(Readable.from(chunks, { objectMode: false }));
 }
 
 // OWASP CSV injection: a cell starting with one of these is run as a formula by spreadsheets.
@@ -217,9 +220,14 @@ export interface CsvColumn<T> {
   value(row: T): CsvValue;
 }
 
-/** A CSV document: the header row, then one record per row, each ended by CRLF. */
-export function encodeCsv<T>(columns: readonly CsvColumn<T>[], rows: readonly T[]): string {
-  const lines = [columns.map((column) => csvField(column.name)).join(',')];
-  for (const row of rows) lines.push(columns.map((column) => csvField(column.value(row))).join(','));
-  return `${lines.join('\r\n')}\r\n`;
+/** The CSV header row, ended by CRLF. */
+export function csvHeader<T>(columns: readonly CsvColumn<T>[]): string {
+  return `${columns.map((column) => csvField(column.name)).join(',')}\r\n`;
+}
+
+/** One CSV record per row, each ended by CRLF (RFC 4180 §2). */
+export function csvRecords<T>(columns: readonly CsvColumn<T>[], rows: readonly T[]): string {
+  let text = '';
+  for (const row of rows) text += `${columns.map((column) => csvField(column.value(row))).join(',')}\r\n`;
+  return text;
 }

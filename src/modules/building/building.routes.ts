@@ -98,7 +98,7 @@ export const buildingRoutes: FastifyPluginAsyncTypebox<BuildingRouteServices> = 
       );
       if (format !== 'json') {
         const stem = `building-${request.params.id}-listings-page-${page.page}`;
-        return sendListingExport(reply, format, result.items, meta, stem);
+        return sendListingExport(reply, format, result.items, (listing) => listing, meta, stem);
       }
       return { data: result.items, meta };
     },

@@ -4,10 +4,11 @@
  * Pure functions; negotiation, headers and the generic CSV writer are in
  * src/http/formats.ts.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { PaginatedMeta } from '../../http/envelope.ts';
-import { type CsvColumn, encodeCsv, type ListFormat, sendExport } from '../../http/formats.ts';
+import { type CsvColumn, csvHeader, csvRecords, type ListFormat, sendExport } from '../../http/formats.ts';
 import { PaginatedMetaSchema } from '../../http/schemas.ts';
 import { type ListingSummary, ListingSummarySchema } from './listing.schema.ts';
 
@@ -61,10 +62,19 @@ const DISTANCE_COLUMN: Column = { name: 'distance', value: (l) => l.distance };
 /** The CSV columns as documented in the OpenAPI `format` parameter and the README. */
 export const LISTING_CSV_DOC = `CSV columns, in this order, each a copy of the ListingSummary field of the same name (address parts from \`address\`, \`latitude\`/\`longitude\` from \`geoPoint\`): ${LISTING_CSV_COLUMNS.map((c) => `\`${c.name}\``).join(', ')}, then \`distance\` on searches that measure one. Empty cell: null. Booleans: \`true\`/\`false\`. Text starting with \`=\`, \`+\`, \`-\`, \`@\`, a tab or a CR gets a leading \`'\` so spreadsheets do not run it as a formula (numbers are never changed). Not in CSV: \`buildingScores\`, \`leadPhotoKey\`, \`detailScraped\` (JSON and GeoJSON have them).`;
 
-/** A page of listings as CSV (`distance` is added as the last column when the listings carry one). */
+/**
+ * The CSV columns of a page: `distance` is added as the last one when the
+ * listings carry it (a search measuring from a point gives every listing one),
+ * which the first listing tells.
+ */
+function csvColumnsFor(first: ExportedListing | undefined): readonly Column[] {
+  return first?.distance !== undefined ? [...LISTING_CSV_COLUMNS, DISTANCE_COLUMN] : LISTING_CSV_COLUMNS;
+}
+
+/** A page of listings as CSV. */
 export function listingsCsv(listings: readonly ExportedListing[]): string {
-  const measured = listings.some((l) => typeof l.distance === 'number');
-  return encodeCsv(measured ? [...LISTING_CSV_COLUMNS, DISTANCE_COLUMN] : LISTING_CSV_COLUMNS, listings);
+  const columns = csvColumnsFor(listings[0]);
+  return csvHeader(columns) + csvRecords(columns, listings);
 }
 
 interface PointGeometry {
@@ -78,18 +88,55 @@ function pointOf(geoPoint: ListingSummary['geoPoint'] | null | undefined): Point
   return { type: 'Point', coordinates: [geoPoint.longitude, geoPoint.latitude] };
 }
 
+/** One listing as a Feature: `id` the listing id, `properties` the summary without `geoPoint` (the geometry). */
+function featureJson(listing: ExportedListing): string {
+  const { geoPoint, ...properties } = listing;
+  return JSON.stringify({ type: 'Feature', id: listing.id, geometry: pointOf(geoPoint), properties });
+}
+
+const COLLECTION_OPEN = '{"type":"FeatureCollection","features":[';
+const collectionClose = (meta: PaginatedMeta): string => `],"meta":${JSON.stringify(meta)}}`;
+
 /**
- * A page of listings as an RFC 7946 FeatureCollection: one Feature per
- * listing (`id` the listing id, `properties` the ListingSummary without
- * `geoPoint`, which is the geometry), and the JSON page's `meta` as a
- * foreign member.
+ * A page of listings as an RFC 7946 FeatureCollection, one Feature per
+ * listing, with the JSON page's `meta` as a foreign member.
  */
 export function listingsFeatureCollection(listings: readonly ExportedListing[], meta: PaginatedMeta): string {
-  const features = listings.map((listing) => {
-    const { geoPoint, ...properties } = listing;
-    return { type: 'Feature', id: listing.id, geometry: pointOf(geoPoint), properties };
-  });
-  return JSON.stringify({ type: 'FeatureCollection', features, meta });
+  return COLLECTION_OPEN + listings.map(featureJson).join(',') + collectionClose(meta);
+}
+
+/**
+ * Listings decoded and encoded per slice of an export. A page is at most 500
+ * listings (about 0.5 MB of JSON); encoding it in one go would hold the event
+ * loop for several milliseconds, a slice of this many for a fraction of one.
+ */
+export const EXPORT_SLICE = 100;
+
+/**
+ * The text of an export, a slice at a time with a turn of the event loop
+ * between slices: the same bytes as `listingsCsv`/`listingsFeatureCollection`.
+ * `toListing` turns an item into its summary (search pages hold serialized
+ * fragments, decoded here slice by slice rather than all at once).
+ */
+export async function* listingExportChunks<T>(
+  format: Exclude<ListFormat, 'json'>,
+  items: readonly T[],
+  toListing: (item: T) => ExportedListing,
+  meta: PaginatedMeta,
+): AsyncGenerator<string> {
+  let columns: readonly Column[] = LISTING_CSV_COLUMNS;
+  for (let start = 0; start === 0 || start < items.length; start += EXPORT_SLICE) {
+    if (start > 0) await nextTurn();
+    const listings = items.slice(start, start + EXPORT_SLICE).map(toListing);
+    if (format === 'csv') {
+      if (start === 0) columns = csvColumnsFor(listings[0]);
+      yield (start === 0 ? csvHeader(columns) : '') + csvRecords(columns, listings);
+    } else {
+      const features = listings.map(featureJson).join(',');
+      yield start === 0 ? COLLECTION_OPEN + features : `,${features}`;
+    }
+  }
+  if (format === 'geojson') yield collectionClose(meta);
 }
 
 export const ListingFeatureCollectionSchema = Type.Object(
@@ -151,25 +198,19 @@ export function listingListContent<T extends TSchema>(json: T) {
   };
 }
 
-/** The listings of a search page, from the summary cache's serialized fragments (one parse for the page). */
-export function listingsFromFragments(fragments: readonly Buffer[]): ExportedListing[] {
-  const parts: Buffer[] = [Buffer.from('[')];
-  fragments.forEach((fragment, i) => {
-    if (i > 0) parts.push(Buffer.from(','));
-    parts.push(fragment);
-  });
-  parts.push(Buffer.from(']'));
-  return JSON.parse(Buffer.concat(parts).toString('utf8')) as ExportedListing[];
+/** A listing from the summary cache's serialized fragment (search pages). */
+export function listingFromFragment(fragment: Buffer): ExportedListing {
+  return JSON.parse(fragment.toString('utf8')) as ExportedListing;
 }
 
 /** Sends a page of listings as CSV or GeoJSON, with the paging headers, as `<fileStem>.csv|geojson`. */
-export function sendListingExport(
+export function sendListingExport<T>(
   reply: FastifyReply,
   format: Exclude<ListFormat, 'json'>,
-  listings: readonly ExportedListing[],
+  items: readonly T[],
+  toListing: (item: T) => ExportedListing,
   meta: PaginatedMeta,
   fileStem: string,
 ): FastifyReply {
-  const body = format === 'csv' ? listingsCsv(listings) : listingsFeatureCollection(listings, meta);
-  return sendExport(reply, format, body, meta, fileStem);
+  return sendExport(reply, format, listingExportChunks(format, items, toListing, meta), meta, fileStem);
 }

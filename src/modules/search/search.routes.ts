@@ -11,7 +11,7 @@ import {
 import { negotiateListFormat, varyOnAccept } from '../../http/formats.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
 import { ErrorResponse } from '../../http/schemas.ts';
-import { listingListContent, listingsFromFragments, sendListingExport } from '../listings/listing-export.ts';
+import { listingFromFragment, listingListContent, sendListingExport } from '../listings/listing-export.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
 import type { SearchQuery, SearchService } from './search.service.ts';
 
@@ -80,8 +80,8 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
           capped.warnings,
         );
         if (format !== 'json') {
-          const listings = listingsFromFragments(result.items);
-          return sendListingExport(reply, format, listings, meta, `${op.exportName}-page-${page.page}`);
+          const stem = `${op.exportName}-page-${page.page}`;
+          return sendListingExport(reply, format, result.items, listingFromFragment, meta, stem);
         }
         // Listings arrive pre-serialized from the summary cache; the body is spliced
         // rather than re-encoded. Tests validate it against SearchResponse.
