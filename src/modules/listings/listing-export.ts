@@ -189,7 +189,8 @@ export const ListingFeatureCollectionSchema = Type.Object(
  */
 export function listingListContent<T extends TSchema>(json: T) {
   return {
-    description: 'A page of listings: JSON (default), CSV or GeoJSON (see the `format` parameter).',
+    description:
+      'A page of listings: JSON (default), CSV or GeoJSON (see the `format` parameter). CSV and GeoJSON carry the paging metadata in headers: `Link` (RFC 8288: first, prev, next, last), `X-Total-Count`, `X-Page`, `X-Per-Page`, and `X-Stoop-Warnings` (a JSON array of strings, only when there are warnings); they are sent as a download (`Content-Disposition: attachment; filename="…-page-N.csv"`).',
     content: {
       'application/json': { schema: json },
       'text/csv': { schema: Type.String({ description: 'RFC 4180 CSV with a header row.' }) },
