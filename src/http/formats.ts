@@ -9,12 +9,12 @@
  *   Accept is JSON. An Accept that allows none of the three is a 406
  *   `NOT_ACCEPTABLE` naming them. Errors are always the JSON error envelope.
  * - What a JSON list carries in `meta` about paging travels in headers for the
- *   other formats (`pagingHeaders`): `Link` (RFC 8288), `X-Total-Count`,
+ *   other formats (`setPagingHeaders`): `Link` (RFC 8288), `X-Total-Count`,
  *   `X-Page`, `X-Per-Page` and, when there are any, `X-Stoop-Warnings`.
  * - CSV is RFC 4180: a header row, CRLF after every record, fields quoted when
  *   they hold a comma, a quote or a line break, UTF-8 without a byte order
  *   mark. Text cells that a spreadsheet would run as a formula are neutralised
- *   (`csvText`); numbers and booleans never are, so `-250` stays a number.
+ *   (`csvField`); numbers and booleans never are, so `-250` stays a number.
  */
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
