@@ -118,6 +118,13 @@ describe('listing CSV', () => {
     expect(rows[1]!.at(-1)).toBe('812.5');
     expect(rows[2]!.at(-1)).toBe('');
     expect(rows[1]![LISTING_CSV_COLUMNS.findIndex((c) => c.name === 'priceDelta')]).toBe('-250');
+    // A null distance on the first row does not hide the column; nulls alone do not add it.
+    const nullFirst = listingsCsv([
+      { ...LISTING, distance: null },
+      { ...LISTING, id: '43', distance: 5 },
+    ]);
+    expect(nullFirst.split('\r\n')[0]!.endsWith(',distance')).toBe(true);
+    expect(listingsCsv([{ ...LISTING, distance: null }]).split('\r\n')[0]).not.toContain('distance');
   });
 });
 

@@ -64,16 +64,17 @@ export const LISTING_CSV_DOC = `CSV columns, in this order, each a copy of the L
 
 /**
  * The CSV columns of a page: `distance` is added as the last one when the
- * listings carry it (a search measuring from a point gives every listing one),
- * which the first listing tells.
+ * listings measure one (a search from a point gives every listing one; the
+ * first slice of the page decides, as the header row is written with it).
  */
-function csvColumnsFor(first: ExportedListing | undefined): readonly Column[] {
-  return first?.distance !== undefined ? [...LISTING_CSV_COLUMNS, DISTANCE_COLUMN] : LISTING_CSV_COLUMNS;
+function csvColumnsFor(firstSlice: readonly ExportedListing[]): readonly Column[] {
+  const measured = firstSlice.some((listing) => typeof listing.distance === 'number');
+  return measured ? [...LISTING_CSV_COLUMNS, DISTANCE_COLUMN] : LISTING_CSV_COLUMNS;
 }
 
 /** A page of listings as CSV. */
 export function listingsCsv(listings: readonly ExportedListing[]): string {
-  const columns = csvColumnsFor(listings[0]);
+  const columns = csvColumnsFor(listings.slice(0, EXPORT_SLICE));
   return csvHeader(columns) + csvRecords(columns, listings);
 }
 
@@ -129,7 +130,7 @@ export async function* listingExportChunks<T>(
     if (start > 0) await nextTurn();
     const listings = items.slice(start, start + EXPORT_SLICE).map(toListing);
     if (format === 'csv') {
-      if (start === 0) columns = csvColumnsFor(listings[0]);
+      if (start === 0) columns = csvColumnsFor(listings);
       yield (start === 0 ? csvHeader(columns) : '') + csvRecords(columns, listings);
     } else {
       const features = listings.map(featureJson).join(',');
