@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { AMENITIES } from '../../domain/amenities.ts';
 import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../../domain/listing.ts';
+import { formatParam } from '../../http/formats.ts';
 import {
   CommaList,
   DateOrDateTimeString,
@@ -10,6 +11,7 @@ import {
   StringEnum,
 } from '../../http/schemas.ts';
 import { BuildingScoresSummarySchema, ListingSummarySchema } from '../listings/listing.schema.ts';
+import { LISTING_CSV_DOC, ListingFeatureCollectionSchema } from '../listings/listing-export.ts';
 
 export const SORTS = ['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET'] as const;
 export type SearchSort = (typeof SORTS)[number];
@@ -148,6 +150,7 @@ const commonParams = {
       description: 'Page size, 1–500 (default 10); capped by the caller tier maximum with a warning.',
     }),
   ),
+  format: formatParam(LISTING_CSV_DOC),
 };
 
 export const RentalSearchQuery = Type.Object({
@@ -165,6 +168,10 @@ export type SaleSearchQuery = Static<typeof SaleSearchQuery>;
 export const SearchResponse = listResponse(Type.Ref(ListingSummarySchema));
 export type SearchResponse = Static<typeof SearchResponse>;
 
-export const SEARCH_SCHEMAS: TSchema[] = [BuildingScoresSummarySchema, ListingSummarySchema];
+export const SEARCH_SCHEMAS: TSchema[] = [
+  BuildingScoresSummarySchema,
+  ListingSummarySchema,
+  ListingFeatureCollectionSchema,
+];
 
 export const searchErrors = readErrors;
