@@ -145,11 +145,14 @@ function listMeta(
   };
 }
 
-function areaNames(tree: AreaTree, ids: unknown): string {
-  if (typeof ids !== 'string' || ids === '') return '';
-  const names = ids
+function areaNames(tree: AreaTree, areas: unknown): string {
+  if (typeof areas !== 'string' || areas === '') return '';
+  const names = areas
     .split(',')
-    .map((id) => tree.get(Number(id))?.name)
+    .map((input) => {
+      const resolution = tree.names.resolve(input);
+      return resolution.kind === 'found' ? resolution.record.name : undefined;
+    })
     .filter((n): n is string => n !== undefined);
   if (names.length === 0) return '';
   return ` in ${names.length > 3 ? `${names.slice(0, 3).join(', ')} and ${names.length - 3} more` : names.join(', ')}`;
@@ -427,17 +430,9 @@ function specs(s: ToolServices): ToolSpec[] {
       input: CompareQuery,
       async run(args, call, sent) {
         const q = args as CompareQuery;
-        const ids = [...new Set(q.areas.split(',').map(Number))];
-        if (ids.length > MAX_COMPARE_AREAS) {
-          throw ApiError.invalidParam({
-            parameter: 'areas',
-            rule: 'max_items',
-            message: `at most ${MAX_COMPARE_AREAS} areas can be compared (got ${ids.length})`,
-          });
-        }
         const { data, meta } = await s.market.compare(
           q.listingType === 'sales' ? 'sale' : 'rental',
-          ids,
+          q.areas,
           { bedrooms: q.bedrooms, buildingType: q.buildingType },
           call.caller.tier,
         );
