@@ -15,7 +15,7 @@ export interface ResolvedAreaInput {
 }
 
 const HOW_TO_FIND =
-  'pass an area id (numeric), slug, name or alias; GET /v1/areas?q=<name> finds an area by name';
+  "Area ids are numeric; an area's slug, name or alias works too, and GET /v1/areas?q=<name> finds areas by name";
 
 function listed(records: readonly AreaRecord[]): string {
   return records.map((r) => `\`${r.slug}\` (id ${r.id})`).join(', ');
@@ -32,7 +32,7 @@ export function resolveAreaInput(
     throw ApiError.invalidParam({
       parameter,
       rule: 'unknown_area',
-      message: `has an empty area; ${HOW_TO_FIND}`,
+      message: `has an empty item. ${HOW_TO_FIND}`,
     });
   }
   const resolution = tree.names.resolve(token);
@@ -48,11 +48,11 @@ export function resolveAreaInput(
     case 'unknown': {
       const what = /^\d+$/.test(token) ? `no area has id ${token}` : `no area is named "${token}"`;
       const hint =
-        resolution.suggestions.length > 0 ? `; did you mean ${listed(resolution.suggestions)}?` : '';
+        resolution.suggestions.length > 0 ? `; did you mean ${listed(resolution.suggestions)}?` : '.';
       throw ApiError.invalidParam({
         parameter,
         rule: 'unknown_area',
-        message: `${what}${hint} Area ids are numeric: ${HOW_TO_FIND}`,
+        message: `${what}${hint} ${HOW_TO_FIND}`,
       });
     }
   }
