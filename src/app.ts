@@ -51,6 +51,7 @@ import { noUpstream, type RefreshPort } from './modules/freshness/refresh-port.t
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { HealthService, type HealthSources } from './modules/health/health.service.ts';
 import { marketCachesProbe, ReadinessRegistry, searchIndexProbe } from './modules/health/readiness.ts';
+import { homeRoutes } from './modules/home/home.routes.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
 import { LocalSubscriptionProvider, type SubscriptionProvider } from './modules/keys/subscriptions.ts';
 import { listingStreamRoutes } from './modules/listings/listing-stream.routes.ts';
@@ -569,6 +570,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       clock: services.wallClock,
     }),
     version: config.version,
+  });
+  // The front page: what the service is, where its reference is, a first call (src/modules/home/).
+  await app.register(homeRoutes, {
+    publicUrl,
+    version: config.version,
+    demoData: config.demo.enabled && config.upstream.url === undefined,
   });
   return app;
 }

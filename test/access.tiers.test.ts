@@ -83,6 +83,8 @@ const SAMPLES: Record<string, { path: string; body?: unknown }> = {
   'GET /mcp': { path: '/mcp' },
   'DELETE /mcp': { path: '/mcp' },
   'GET /.well-known/mcp/server.json': { path: '/.well-known/mcp/server.json' },
+  // The front page: public and unmetered, like health.
+  'GET /': { path: '/' },
 };
 
 /** Routes outside access control altogether: the documentation only. */

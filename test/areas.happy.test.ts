@@ -49,6 +49,7 @@ describe('GET /v1/areas', () => {
       level: 3,
       parentId: 139,
       slug: 'upper-east-side',
+      aliases: ['UES'],
     });
     const { body: park } = await getJson<AreaList>(t, '/v1/areas?q=park%20slope');
     expect(park.data[0]).toMatchObject({ id: 319, parentId: 300, level: 2 });
@@ -67,12 +68,13 @@ describe('GET /v1/areas', () => {
 
   it('ranks name matches exact, then prefix, then substring, ignoring case and accents', async () => {
     const { body } = await getJson<AreaList>(t, '/v1/areas?q=VILLAGE&perPage=50');
-    const names = body.data.map((a) => a.name.toLowerCase());
+    // An area matches through its name or one of its aliases (`Peter Cooper Village`).
+    const names = body.data.map((a) => [a.name, ...a.aliases].map((n) => n.toLowerCase()));
     expect(names.length).toBeGreaterThan(3);
-    const rank = (n: string) => (n === 'village' ? 0 : n.startsWith('village') ? 1 : 2);
-    const ranks = names.map(rank);
+    const rankOf = (n: string) => (n === 'village' ? 0 : n.startsWith('village') ? 1 : 2);
+    const ranks = names.map((all) => Math.min(...all.map(rankOf)));
     expect([...ranks].sort((a, b) => a - b)).toEqual(ranks);
-    expect(names.every((n) => n.includes('village'))).toBe(true);
+    expect(names.every((all) => all.some((n) => n.includes('village')))).toBe(true);
     const { body: accented } = await getJson<AreaList>(t, `/v1/areas?q=${encodeURIComponent('GRÄMERCY')}`);
     expect(accented.data[0]?.name).toBe('Gramercy Park');
   });

@@ -60,10 +60,13 @@ function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z]+)/g, '{$1}');
 }
 
+/** HTML pages under access control but not API operations (hidden from the document): fuzzed by their query string. */
+const UNDOCUMENTED_PAGES: ReadonlySet<string> = new Set(['/']);
+
 /**
  * Every route under access control (every API route), with the parameters the
  * OpenAPI document declares for it. A route the document does not describe
- * must be a hidden wildcard (`/fp/*`); anything else fails the caller's check.
+ * must be a hidden wildcard (`/fp/*`) or a page (`/`); anything else fails the caller's check.
  */
 export async function apiOperations(
   t: TestApp,
@@ -87,7 +90,7 @@ export async function apiOperations(
         hidden: false,
         streamOnly: success.length > 0 && success.every((type) => type === 'text/event-stream'),
       });
-    } else if (path.endsWith('/*')) {
+    } else if (path.endsWith('/*') || UNDOCUMENTED_PAGES.has(path)) {
       operations.push({
         method: route.method,
         path,

@@ -97,8 +97,20 @@ const pagingFields = {
   }),
 };
 
+/** `meta.areas` of an answer that took area input: what each input resolved to. */
+export const ResolvedAreasField = Type.Optional(
+  Type.Array(
+    Type.Object({
+      input: Type.String({ description: 'The area as given: an id, slug, name or alias.' }),
+      id: Type.Integer({ description: 'The area it resolved to.' }),
+      name: Type.String(),
+    }),
+    { description: 'Present when the request named areas: what each resolved to, in request order.' },
+  ),
+);
+
 export const PaginatedMetaSchema = Type.Object(
-  { ...freshnessFields, ...pagingFields },
+  { ...freshnessFields, ...pagingFields, areas: ResolvedAreasField },
   { $id: 'PaginatedMeta' },
 );
 

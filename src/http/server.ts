@@ -16,6 +16,8 @@ import type { Config } from '../config.ts';
 import { eventWebhooks } from '../modules/events/event-catalogue.ts';
 import { type AccessOptions, installAccessControl } from './access.ts';
 import { installCors } from './cors.ts';
+import { docsIntro } from './docs-intro.ts';
+import { docsPageOptions } from './docs-page.ts';
 import { httpEdge } from './edge.ts';
 import { ERRORS_TAG, errorsTagDescription } from './error-catalogue.ts';
 import { installErrorHandling } from './error-handler.ts';
@@ -119,8 +121,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       info: {
         title: 'Stoop API',
         version: '1.0.0',
-        description:
-          'NYC real estate listings data: search, listings, buildings, areas and market statistics. Data in the built-in demo market is synthetic.',
+        description: docsIntro(config.tierLimits),
         license: { name: 'MIT', identifier: 'MIT' },
       },
       // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
@@ -242,7 +243,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     schema['x-min-tier'] = access.minTier;
     schema['x-metering'] = access.metering;
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  await app.register(swaggerUi, docsPageOptions());
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

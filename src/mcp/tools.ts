@@ -145,11 +145,14 @@ function listMeta(
   };
 }
 
-function areaNames(tree: AreaTree, ids: unknown): string {
-  if (typeof ids !== 'string' || ids === '') return '';
-  const names = ids
+function areaNames(tree: AreaTree, areas: unknown): string {
+  if (typeof areas !== 'string' || areas === '') return '';
+  const names = areas
     .split(',')
-    .map((id) => tree.get(Number(id))?.name)
+    .map((input) => {
+      const resolution = tree.names.resolve(input);
+      return resolution.kind === 'found' ? resolution.record.name : undefined;
+    })
     .filter((n): n is string => n !== undefined);
   if (names.length === 0) return '';
   return ` in ${names.length > 3 ? `${names.slice(0, 3).join(', ')} and ${names.length - 3} more` : names.join(', ')}`;
@@ -272,7 +275,7 @@ function specs(s: ToolServices): ToolSpec[] {
     return {
       name,
       title: listingType === 'rental' ? 'Search rentals' : 'Search sales',
-      description: `Searches active NYC ${noun} listings (Free tier and up) and returns one page of ListingSummary rows (id, address, price, beds, baths, sqft, area, building id, days on market, no-fee…) with paging in meta (total, page, perPage, links). Use it to find ${noun} matching a budget, size or neighborhood; get area ids from list_areas (e.g. areas="100" is all of Manhattan). Filters are ANDed; list parameters are comma-separated. perPage is capped at the caller's tier maximum (by default 10 for Free, 50 for Starter) with a warning in meta.warnings. Same parameters and answer as GET ${path}.`,
+      description: `Searches active NYC ${noun} listings (Free tier and up) and returns one page of ListingSummary rows (id, address, price, beds, baths, sqft, area, building id, days on market, no-fee…) with paging in meta (total, page, perPage, links). Use it to find ${noun} matching a budget, size or neighborhood; areas takes area ids, slugs, names or common aliases (areas="100" is all of Manhattan, areas="UWS,Bed-Stuy"; list_areas finds them). Filters are ANDed; list parameters are comma-separated. perPage is capped at the caller's tier maximum (by default 10 for Free, 50 for Starter) with a warning in meta.warnings. Same parameters and answer as GET ${path}.`,
       minTier: 'FREE',
       input,
       async run(args, call, sent) {
@@ -346,7 +349,7 @@ function specs(s: ToolServices): ToolSpec[] {
       name: 'get_market_snapshot',
       title: 'Market snapshot',
       description:
-        'Market statistics for one area and its descendants (Free tier and up): active inventory, new listings, price and price-per-sqft distributions (median, quartiles), days on market and price cuts, optionally for one bedroom bucket (0–4, 4 = 4+) and building type. Figures from too few listings are null, never 0. Use it to answer "what does a 1-bedroom cost in Astoria"; get areaId from list_areas. Same answer as GET /v1/market/rentals/snapshot or /v1/market/sales/snapshot.',
+        'Market statistics for one area and its descendants (Free tier and up): active inventory, new listings, price and price-per-sqft distributions (median, quartiles), days on market and price cuts, optionally for one bedroom bucket (0–4, 4 = 4+) and building type. Figures from too few listings are null, never 0. Use it to answer "what does a 1-bedroom cost in Astoria"; areaId is an area id, slug, name or alias (areaId="Astoria"). Same answer as GET /v1/market/rentals/snapshot or /v1/market/sales/snapshot.',
       minTier: 'FREE',
       input: Type.Object({ listingType: marketListingType, ...SnapshotQuery.properties }),
       async run(args, call) {
@@ -368,7 +371,7 @@ function specs(s: ToolServices): ToolSpec[] {
       name: 'get_market_trends',
       title: 'Market trend',
       description:
-        'A daily, weekly or monthly series of one market metric (median_price, median_price_per_sqft, median_days_on_market, inventory, new_listings) for an area and its descendants (Free tier and up), from daily snapshots. Use it to answer "are rents rising in Bushwick"; get areaId from list_areas. Days not materialized yet are null points with a warning. Same answer as GET /v1/market/rentals/trends or /v1/market/sales/trends.',
+        'A daily, weekly or monthly series of one market metric (median_price, median_price_per_sqft, median_days_on_market, inventory, new_listings) for an area and its descendants (Free tier and up), from daily snapshots. Use it to answer "are rents rising in Bushwick"; areaId is an area id, slug, name or alias (areaId="Bushwick"). Days not materialized yet are null points with a warning. Same answer as GET /v1/market/rentals/trends or /v1/market/sales/trends.',
       minTier: 'FREE',
       input: Type.Object({ listingType: marketListingType, ...TrendQuery.properties }),
       async run(args, call) {
@@ -414,22 +417,14 @@ function specs(s: ToolServices): ToolSpec[] {
     {
       name: 'compare_neighborhoods',
       title: 'Compare neighborhoods',
-      description: `The market snapshot figures of 1–${MAX_COMPARE_AREAS} areas side by side, in the order given (Free tier and up): inventory, median price and distribution, days on market, price cuts. Use it to compare neighborhoods a user is choosing between; get area ids from list_areas and pass them comma-separated (\`areas="107,118"\`). Same parameters and answer as GET /v1/market/compare.`,
+      description: `The market snapshot figures of 1–${MAX_COMPARE_AREAS} areas side by side, in the order given (Free tier and up): inventory, median price and distribution, days on market, price cuts. Use it to compare neighborhoods a user is choosing between; pass area ids, slugs, names or aliases comma-separated (\`areas="107,118"\`, \`areas="Astoria,LIC"\`). Same parameters and answer as GET /v1/market/compare.`,
       minTier: 'FREE',
       input: CompareQuery,
       async run(args, call) {
         const q = args as CompareQuery;
-        const ids = [...new Set(q.areas.split(',').map(Number))];
-        if (ids.length > MAX_COMPARE_AREAS) {
-          throw ApiError.invalidParam({
-            parameter: 'areas',
-            rule: 'max_items',
-            message: `at most ${MAX_COMPARE_AREAS} areas can be compared (got ${ids.length})`,
-          });
-        }
         const { data, meta } = await s.market.compare(
           q.listingType === 'sales' ? 'sale' : 'rental',
-          ids,
+          q.areas,
           { bedrooms: q.bedrooms, buildingType: q.buildingType },
           call.caller.tier,
         );

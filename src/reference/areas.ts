@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { type AreaAlias, AreaNames, readAreaAliases } from './area-names.ts';
 import { parseCsv } from './csv.ts';
 
 /** One row of the area tree with its reference centroid (null for the root and Unassigned). */
@@ -44,28 +45,26 @@ export function readAreaRecords(dir = RESOURCES): AreaRecord[] {
   });
 }
 
-/** Lowercase and strip diacritics, so "Bedford-Stuyvesant" ≈ "bedford stuyvesant" and "Côte" ≈ "cote". */
-export function foldName(name: string): string {
-  return name
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim();
-}
+export { foldName } from './area-names.ts';
 
 export const NYC_BOROUGH_IDS = [100, 200, 300, 400, 500] as const;
 export const NEW_JERSEY_ID = 1000000;
 export const UNASSIGNED_ID = 9999999;
 export const ROOT_ID = 1;
 
-/** Immutable in-memory view of the area tree: ancestry, descendants, leaves. */
+/** Immutable in-memory view of the area tree: ancestry, descendants, leaves, and names. */
 export class AreaTree {
   private readonly byId = new Map<number, AreaRecord>();
   private readonly childrenOf = new Map<number, AreaRecord[]>();
   private readonly descendantCache = new Map<number, readonly number[]>();
+  /** Names, slugs and aliases of the areas, indexed once with the tree. */
+  readonly names: AreaNames;
 
-  constructor(readonly records: readonly AreaRecord[]) {
+  constructor(
+    readonly records: readonly AreaRecord[],
+    aliases: readonly AreaAlias[] = readAreaAliases(),
+  ) {
+    this.names = new AreaNames(records, aliases);
     for (const record of records) {
       this.byId.set(record.id, record);
       if (record.parentId !== null) {

@@ -4,7 +4,7 @@ import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
-import { type AreaRecord, type AreaTree, foldName } from '../../reference/areas.ts';
+import type { AreaRecord, AreaTree } from '../../reference/areas.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { countActiveListingsByArea } from './areas.repository.ts';
@@ -72,7 +72,7 @@ export class AreasService {
         (query.level === undefined || r.level === query.level) &&
         (query.parentId === undefined || r.parentId === query.parentId),
     );
-    if (query.q !== undefined) matches = rankByName(matches, query.q);
+    if (query.q !== undefined) matches = rankByName(this.tree, matches, query.q);
 
     const total = matches.length;
     const start = (query.page - 1) * query.perPage;
@@ -89,7 +89,7 @@ export class AreasService {
     include: ReadonlySet<AreaInclude>,
     counts: Map<number, { rentals: number; sales: number }> | null,
   ): Area {
-    const area: Area = toAreaRef(record);
+    const area: Area = { ...toAreaRef(record), aliases: [...this.tree.names.aliasesOf(record.id)] };
     if (include.has('children')) area.children = this.tree.children(record.id).map(toAreaRef);
     if (include.has('ancestors')) area.ancestors = this.tree.ancestors(record.id).map(toAreaRef);
     if (counts) area.listingCounts = counts.get(record.id) ?? { rentals: 0, sales: 0 };
@@ -123,20 +123,7 @@ export class AreasService {
   }
 }
 
-/** Exact folded-name matches first, then prefix, then substring; ids break ties. */
-export function rankByName(records: readonly AreaRecord[], q: string): AreaRecord[] {
-  const needle = foldName(q);
-  if (needle === '') return [];
-  const ranked: { record: AreaRecord; rank: number }[] = [];
-  for (const record of records) {
-    const name = foldName(record.name);
-    const slug = record.slug.replaceAll('-', ' ');
-    let rank = -1;
-    if (name === needle || slug === needle) rank = 0;
-    else if (name.startsWith(needle)) rank = 1;
-    else if (name.includes(needle)) rank = 2;
-    if (rank >= 0) ranked.push({ record, rank });
-  }
-  ranked.sort((a, b) => a.rank - b.rank || a.record.id - b.record.id);
-  return ranked.map((r) => r.record);
+/** `q`: exact, prefix, substring, then typo matches over names, slugs and aliases (see AreaNames.search). */
+export function rankByName(tree: AreaTree, records: readonly AreaRecord[], q: string): AreaRecord[] {
+  return tree.names.search(q, records).map((match) => match.record);
 }

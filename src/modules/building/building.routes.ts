@@ -2,9 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ListingStatus } from '../../domain/listing.ts';
 import { keyRoute } from '../../http/access.ts';
 import { capPerPage, paginatedMeta, paramNames, sendServedJson } from '../../http/envelope.ts';
+import { negotiateListFormat, varyOnAccept } from '../../http/formats.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
 import { assertPathId } from '../../http/path-id.ts';
-import { detailErrors } from '../../http/schemas.ts';
+import { detailErrors, ErrorResponse } from '../../http/schemas.ts';
+import { listingListContent, sendListingExport } from '../listings/listing-export.ts';
 import {
   BuildingDetailResponse,
   BuildingIdParams,
@@ -65,11 +67,13 @@ export const buildingRoutes: FastifyPluginAsyncTypebox<BuildingRouteServices> = 
           "The building's listings as ListingSummary rows, newest first (unknown listing dates last, ties by id). `status` (comma-separated) defaults to `ACTIVE` as in search; `listingType` to both. Paged like search: `perPage` is capped by the caller tier maximum with a warning; unknown parameters are a 400. `meta.dataAge` is the age of the oldest row served (building or listing), against the tier search threshold.",
         params: BuildingIdParams,
         querystring: BuildingListingsQuery,
-        response: { 200: BuildingListingsResponse, ...detailErrors },
+        response: { 200: listingListContent(BuildingListingsResponse), 406: ErrorResponse, ...detailErrors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query;
+      varyOnAccept(reply);
+      const format = negotiateListFormat(query.format, request.headers.accept);
       const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
       const page = { page: query.page ?? 1, perPage: capped.perPage };
       const statuses = query.status
@@ -83,18 +87,20 @@ export const buildingRoutes: FastifyPluginAsyncTypebox<BuildingRouteServices> = 
         page.perPage,
       );
       assertPageInRange(page, result.total);
-      return {
-        data: result.items,
-        meta: paginatedMeta(
-          request,
-          publicUrl,
-          result.meta,
-          page,
-          result.total,
-          listingsKnown,
-          capped.warnings,
-        ),
-      };
+      const meta = paginatedMeta(
+        request,
+        publicUrl,
+        result.meta,
+        page,
+        result.total,
+        listingsKnown,
+        capped.warnings,
+      );
+      if (format !== 'json') {
+        const stem = `building-${request.params.id}-listings-page-${page.page}`;
+        return sendListingExport(reply, format, result.items, (listing) => listing, meta, stem);
+      }
+      return { data: result.items, meta };
     },
   );
 

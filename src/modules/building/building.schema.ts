@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { FCC_DISCLAIMER } from '../../domain/broadband.ts';
 import { BUILDING_TYPES, LISTING_STATUSES } from '../../domain/listing.ts';
+import { formatParam } from '../../http/formats.ts';
 import { resourceIdParam } from '../../http/path-id.ts';
 import {
   CommaList,
@@ -16,6 +17,7 @@ import {
   StringEnum,
 } from '../../http/schemas.ts';
 import { ListingSummarySchema } from '../listings/listing.schema.ts';
+import { LISTING_CSV_DOC } from '../listings/listing-export.ts';
 import { ListingPhotoSchema } from '../photos/photos.schema.ts';
 
 const str = nullableString;
@@ -227,6 +229,7 @@ export const BuildingListingsQuery = Type.Object({
       description: 'Page size, 1–500 (default 10); capped by the caller tier maximum with a warning.',
     }),
   ),
+  format: formatParam(LISTING_CSV_DOC),
 });
 export type BuildingListingsQuery = Static<typeof BuildingListingsQuery>;
 

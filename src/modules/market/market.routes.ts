@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ListingType } from '../../domain/listing.ts';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
-import { ApiError } from '../../http/errors.ts';
 import {
   CompareQuery,
   CompareResponse,
@@ -33,19 +32,6 @@ const SNAPSHOTS = [
     response: SaleSnapshotResponse,
   },
 ] as const;
-
-/** Parses `areas` for compare: 1–MAX_COMPARE_AREAS distinct ids, in request order. */
-function compareAreas(raw: string): number[] {
-  const ids = [...new Set(raw.split(',').map(Number))];
-  if (ids.length > MAX_COMPARE_AREAS) {
-    throw ApiError.invalidParam({
-      parameter: 'areas',
-      rule: 'max_items',
-      message: `at most ${MAX_COMPARE_AREAS} areas can be compared (got ${ids.length})`,
-    });
-  }
-  return ids;
-}
 
 const TRENDS = [
   { path: '/market/rentals/trends', listingType: 'rental', operationId: 'getRentalMarketTrends' },
@@ -108,7 +94,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<MarketRouteServices> = asyn
       const q = request.query;
       const { data, meta } = await market.compare(
         q.listingType === 'sales' ? 'sale' : 'rental',
-        compareAreas(q.areas),
+        q.areas,
         { bedrooms: q.bedrooms, buildingType: q.buildingType },
         request.caller.tier,
       );

@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { BUILDING_TYPES, SALE_TYPES } from '../../domain/listing.ts';
-import { DateString, MetaSchema, PatternString, readErrors, StringEnum } from '../../http/schemas.ts';
+import { DateString, MetaSchema, ResolvedAreasField, readErrors, StringEnum } from '../../http/schemas.ts';
+import { AreaListParam, AreaParam } from '../areas/areas.schema.ts';
 import { MIN_SAMPLE } from './statistics.ts';
 import { MAX_DAYS_BACK, MAX_MONTHS_BACK, TREND_INTERVALS, TREND_METRICS } from './trends.ts';
 
@@ -107,6 +108,7 @@ export const MarketMetaSchema = Type.Object(
     warnings: Type.Array(Type.String(), {
       description: 'Non-fatal notes: missing history, backfill in progress, …',
     }),
+    areas: ResolvedAreasField,
   },
   {
     $id: 'MarketMeta',
@@ -115,11 +117,9 @@ export const MarketMetaSchema = Type.Object(
 );
 
 const snapshotQuery = {
-  areaId: Type.Integer({
-    minimum: 1,
-    maximum: 99_999_999,
+  areaId: AreaParam({
     description:
-      'Area id; the figures include every descendant (`1` is all of NYC + NJ, `100` Manhattan). Unknown ids are a 400.',
+      'The area: its id (numeric), slug, name or common alias (`100`, `upper-west-side`, `UWS`); the figures include every descendant (`1` is all of NYC + NJ, `100` Manhattan). An unknown or ambiguous name is a 400 suggesting the closest areas; `meta.areas` says what it resolved to.',
   }),
   bedrooms: Type.Optional(
     Type.Integer({
@@ -146,9 +146,9 @@ export const SaleSnapshotResponse = Type.Object({
 export const MAX_COMPARE_AREAS = 5;
 
 export const CompareQuery = Type.Object({
-  areas: PatternString('^\\d{1,8}(,\\d{1,8})*$', 'a comma-separated list of area ids (digits)', {
-    maxLength: 200,
-    description: `Comma-separated area ids, 1 to ${MAX_COMPARE_AREAS}; each includes its descendants. More than ${MAX_COMPARE_AREAS} or an unknown id is a 400.`,
+  areas: AreaListParam(null, {
+    maxLength: 500,
+    description: `Comma-separated areas, 1 to ${MAX_COMPARE_AREAS}, each an id (numeric), slug, name or common alias (\`100,UWS,williamsburg\`); each includes its descendants. More than ${MAX_COMPARE_AREAS} distinct areas, or an unknown or ambiguous name, is a 400. \`meta.areas\` says what each resolved to.`,
   }),
   listingType: Type.Optional(
     StringEnum(['rentals', 'sales'] as const, { default: 'rentals', description: 'Default `rentals`.' }),

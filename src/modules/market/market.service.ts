@@ -8,9 +8,10 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import { type ResolvedAreaInput, resolveAreaInput, resolveAreaList } from '../areas/area-input.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
-import type { RentalSnapshot, SaleSnapshot } from './market.schema.ts';
+import { MAX_COMPARE_AREAS, type RentalSnapshot, type SaleSnapshot } from './market.schema.ts';
 import { computeSnapshot, type MarketRow } from './snapshot.ts';
 import { MIN_SAMPLE } from './statistics.ts';
 
@@ -91,31 +92,39 @@ export class MarketService {
     return this.current !== null;
   }
 
-  /** `GET /market/{type}/snapshot`: one area's figures; their age is when they were computed. */
-  async snapshotOf(request: SnapshotRequest, tier: Tier): Promise<Served<MarketSnapshot>> {
-    const data = await this.snapshot(request, await this.dataVersion.version());
-    return { data, meta: this.freshness.ofDerived(tier, data.computedAt) };
+  /**
+   * `GET /market/{type}/snapshot`: one area's figures (the area by id, slug,
+   * name or alias); their age is when they were computed.
+   */
+  async snapshotOf(
+    request: Omit<SnapshotRequest, 'areaId'> & { areaId: string | number },
+    tier: Tier,
+  ): Promise<Served<MarketSnapshot> & { meta: { areas: ResolvedAreaInput[] } }> {
+    const area = resolveAreaInput(this.areaTree, 'areaId', request.areaId);
+    const data = await this.snapshot({ ...request, areaId: area.id }, await this.dataVersion.version());
+    return { data, meta: { ...this.freshness.ofDerived(tier, data.computedAt), areas: [area] } };
   }
 
   /**
-   * `GET /market/compare`: the figures of each area in request order (all
-   * validated first, so an unknown one is a 400 naming `areas` before any work);
-   * their age is that of the oldest.
+   * `GET /market/compare`: the figures of each area (`areas`: ids, slugs,
+   * names or aliases, comma-separated) in request order, all resolved first,
+   * so an unknown one is a 400 naming `areas` before any work; their age is
+   * that of the oldest.
    */
   async compare(
     listingType: ListingType,
-    areaIds: readonly number[],
+    areas: string,
     filters: { bedrooms?: number | undefined; buildingType?: string | undefined },
     tier: Tier,
-  ): Promise<Served<MarketSnapshot[]>> {
-    for (const id of areaIds) this.assertArea(id, 'areas');
+  ): Promise<Served<MarketSnapshot[]> & { meta: { areas: ResolvedAreaInput[] } }> {
+    const resolved = resolveAreaList(this.areaTree, 'areas', areas, MAX_COMPARE_AREAS);
     const version = await this.dataVersion.version();
     const data: MarketSnapshot[] = [];
-    for (const areaId of areaIds) {
-      data.push(await this.snapshot({ listingType, areaId, ...filters }, version, 'areas'));
+    for (const { id } of resolved) {
+      data.push(await this.snapshot({ listingType, areaId: id, ...filters }, version, 'areas'));
     }
     const computedAt = data.map((s) => s.computedAt).sort()[0] ?? null;
-    return { data, meta: this.freshness.ofDerived(tier, computedAt) };
+    return { data, meta: { ...this.freshness.ofDerived(tier, computedAt), areas: resolved } };
   }
 
   /** Validates an area id or throws a 400 naming `parameter`. */

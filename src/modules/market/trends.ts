@@ -7,6 +7,7 @@ import { addDays, type Coverage, readCoverage } from '../../jobs/market-snapshot
 import { type Clock, isoDate } from '../../platform/clock.ts';
 import type { Database, MarketDailySnapshotsTable } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import { type ResolvedAreaInput, resolveAreaInput } from '../areas/area-input.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 
 export const TREND_METRICS = [
@@ -187,14 +188,13 @@ export class MarketTrends {
    * A series and its warnings; `meta.dataAge` is when the snapshot job last
    * materialized snapshots (null before its first run).
    */
-  async trend(request: TrendRequest, tier: Tier): Promise<Served<Trend> & { warnings: string[] }> {
-    if (!this.areaTree.has(request.areaId)) {
-      throw ApiError.invalidParam({
-        parameter: 'areaId',
-        rule: 'unknown_area',
-        message: `no area has id ${request.areaId}`,
-      });
-    }
+  async trend(
+    input: Omit<TrendRequest, 'areaId'> & { areaId: string | number },
+    tier: Tier,
+  ): Promise<Served<Trend> & { warnings: string[]; meta: { areas: ResolvedAreaInput[] } }> {
+    // The area by id, slug, name or alias; echoed in `meta.areas`.
+    const area = resolveAreaInput(this.areaTree, 'areaId', input.areaId);
+    const request: TrendRequest = { ...input, areaId: area.id };
     const { from, to } = this.resolveRange(request);
     const bucket = request.bedrooms === undefined ? 'all' : String(request.bedrooms);
     const [coverage, rows] = await Promise.all([
@@ -258,7 +258,7 @@ export class MarketTrends {
         points,
       },
       warnings: coverageWarnings(coverage, from, to),
-      meta: this.freshness.ofDerived(tier, coverage?.updatedAt ?? null),
+      meta: { ...this.freshness.ofDerived(tier, coverage?.updatedAt ?? null), areas: [area] },
     };
   }
 }

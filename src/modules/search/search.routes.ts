@@ -8,7 +8,10 @@ import {
   paramNames,
   sendJsonText,
 } from '../../http/envelope.ts';
+import { negotiateListFormat, varyOnAccept } from '../../http/formats.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
+import { ErrorResponse } from '../../http/schemas.ts';
+import { listingFromFragment, listingListContent, sendListingExport } from '../listings/listing-export.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
 import type { SearchQuery, SearchService } from './search.service.ts';
 
@@ -19,6 +22,7 @@ const OPERATIONS = [
     operationId: 'searchRentals',
     summary: 'Search rental listings',
     querystring: RentalSearchQuery,
+    exportName: 'rentals',
   },
   {
     path: '/search/sales',
@@ -26,6 +30,7 @@ const OPERATIONS = [
     operationId: 'searchSales',
     summary: 'Search sale listings',
     querystring: SaleSearchQuery,
+    exportName: 'sales',
   },
 ] as const;
 
@@ -54,11 +59,13 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
           description:
             'Active listings by default. Every range is inclusive; `areas` includes descendants; list parameters are comma-separated (any of, except `amenities`: all of). Results are paged with stable ordering (ties broken by id). Unknown parameters are a 400 naming them (with the closest known one); enum values are case-insensitive.',
           querystring: op.querystring,
-          response: { 200: SearchResponse, ...searchErrors },
+          response: { 200: listingListContent(SearchResponse), 406: ErrorResponse, ...searchErrors },
         },
       },
       async (request, reply) => {
         const query = request.query as SearchQuery;
+        varyOnAccept(reply);
+        const format = negotiateListFormat(query.format, request.headers.accept);
         const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
         const page = { page: query.page ?? 1, perPage: capped.perPage };
         const result = await search.find(listingType, query, page, request.caller.tier);
@@ -72,6 +79,10 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
           known,
           capped.warnings,
         );
+        if (format !== 'json') {
+          const stem = `${op.exportName}-page-${page.page}`;
+          return sendListingExport(reply, format, result.items, listingFromFragment, meta, stem);
+        }
         // Listings arrive pre-serialized from the summary cache; the body is spliced
         // rather than re-encoded. Tests validate it against SearchResponse.
         return sendJsonText(reply, listBodyFromFragments(result.items, meta));

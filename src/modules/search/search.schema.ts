@@ -1,15 +1,11 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { AMENITIES } from '../../domain/amenities.ts';
 import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../../domain/listing.ts';
-import {
-  CommaList,
-  DateOrDateTimeString,
-  listResponse,
-  PatternString,
-  readErrors,
-  StringEnum,
-} from '../../http/schemas.ts';
+import { formatParam } from '../../http/formats.ts';
+import { CommaList, DateOrDateTimeString, listResponse, readErrors, StringEnum } from '../../http/schemas.ts';
+import { AreaListParam } from '../areas/areas.schema.ts';
 import { BuildingScoresSummarySchema, ListingSummarySchema } from '../listings/listing.schema.ts';
+import { LISTING_CSV_DOC, ListingFeatureCollectionSchema } from '../listings/listing-export.ts';
 
 export const SORTS = ['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET'] as const;
 export type SearchSort = (typeof SORTS)[number];
@@ -33,9 +29,10 @@ function commaList(values: readonly string[], description: string) {
 
 const commonParams = {
   areas: Type.Optional(
-    PatternString('^\\d{1,8}(,\\d{1,8}){0,99}$', 'a comma-separated list of 1 to 100 area ids (digits)', {
+    AreaListParam(100, {
+      maxLength: 2000,
       description:
-        'Comma-separated area ids (up to 100). Each includes all its descendants: `100` is all of Manhattan, `100,200,300,400,500` all of NYC. Unknown ids are a 400.',
+        'Comma-separated areas (up to 100), each an area id (numeric), slug, name or common alias, in any case and spacing: `100`, `upper-west-side`, `Upper West Side`, `UWS`, `Bed-Stuy`. Each includes all its descendants: `100` is all of Manhattan, `100,200,300,400,500` all of NYC. Names cannot contain commas. An unknown or ambiguous name is a 400 suggesting the closest areas; `GET /v1/areas?q=<name>` finds ids and names. `meta.areas` says what each resolved to.',
     }),
   ),
   minPrice: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PRICE, description: 'Inclusive, USD.' })),
@@ -148,6 +145,7 @@ const commonParams = {
       description: 'Page size, 1–500 (default 10); capped by the caller tier maximum with a warning.',
     }),
   ),
+  format: formatParam(LISTING_CSV_DOC),
 };
 
 export const RentalSearchQuery = Type.Object({
@@ -165,6 +163,10 @@ export type SaleSearchQuery = Static<typeof SaleSearchQuery>;
 export const SearchResponse = listResponse(Type.Ref(ListingSummarySchema));
 export type SearchResponse = Static<typeof SearchResponse>;
 
-export const SEARCH_SCHEMAS: TSchema[] = [BuildingScoresSummarySchema, ListingSummarySchema];
+export const SEARCH_SCHEMAS: TSchema[] = [
+  BuildingScoresSummarySchema,
+  ListingSummarySchema,
+  ListingFeatureCollectionSchema,
+];
 
 export const searchErrors = readErrors;

@@ -17,6 +17,7 @@ import type { Database } from '../../platform/db/tables.ts';
 import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import { type CachedJson, VersionedJsonCache } from '../../platform/versioned-json-cache.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import { type ResolvedAreaInput, resolveAreaList } from '../areas/area-input.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
@@ -50,6 +51,12 @@ const INDEX_SCOPES = ['search:rental', 'search:sale', 'buildings'] as const;
 export interface OffThreadIndexBuilder {
   build(version: string): Promise<ListingIndex>;
   close(): Promise<void>;
+}
+
+/** An `areas` parameter resolved: the ids to filter on (with descendants) and what each input named. */
+export interface ResolvedAreas {
+  ids: number[];
+  inputs: ResolvedAreaInput[];
 }
 
 export interface SearchPage {
@@ -144,33 +151,25 @@ export class SearchService {
   private latestVersion: string | null = null;
 
   /** Resolved `areas` parameters (the area tree is fixed for the process); bounded. */
-  private readonly resolvedAreas = new Map<string, number[]>();
+  private readonly resolvedAreas = new Map<string, ResolvedAreas>();
 
-  /** Area ids to filter on: each requested area and all its descendants. */
-  resolveAreas(areas: string | undefined): number[] | null {
+  /**
+   * Area ids to filter on (each requested area, by id, slug, name or alias,
+   * and all its descendants) and what each input resolved to.
+   */
+  resolveAreas(areas: string | undefined): ResolvedAreas | null {
     if (areas === undefined) return null;
     const cached = this.resolvedAreas.get(areas);
     if (cached) return cached;
-    const resolved = this.resolveAreaList(areas);
+    const inputs = resolveAreaList(this.areaTree, 'areas', areas);
+    const ids = new Set<number>();
+    for (const area of inputs) {
+      for (const descendant of this.areaTree.descendantsAndSelf(area.id)) ids.add(descendant);
+    }
+    const resolved = { ids: [...ids].sort((a, b) => a - b), inputs };
     if (this.resolvedAreas.size >= 10_000) this.resolvedAreas.clear();
     this.resolvedAreas.set(areas, resolved);
     return resolved;
-  }
-
-  private resolveAreaList(areas: string): number[] {
-    const ids = new Set<number>();
-    for (const part of areas.split(',')) {
-      const id = Number(part);
-      if (!this.areaTree.has(id)) {
-        throw ApiError.invalidParam({
-          parameter: 'areas',
-          rule: 'unknown_area',
-          message: `no area has id ${part}`,
-        });
-      }
-      for (const descendant of this.areaTree.descendantsAndSelf(id)) ids.add(descendant);
-    }
-    return [...ids].sort((a, b) => a - b);
   }
 
   toCriteria(listingType: ListingType, q: SearchQuery): SearchCriteria {
@@ -193,7 +192,7 @@ export class SearchService {
     return {
       listingType,
       statuses: (splitList(q.status) as ListingStatus[] | undefined) ?? ['ACTIVE'],
-      areaIds: this.resolveAreas(q.areas),
+      areaIds: this.resolveAreas(q.areas)?.ids ?? null,
       minPrice: q.minPrice,
       maxPrice: q.maxPrice,
       minBeds: q.minBeds,
@@ -233,7 +232,7 @@ export class SearchService {
     query: SearchQuery,
     page: { page: number; perPage: number },
     tier: Tier,
-  ): Promise<SearchPage & { meta: Freshness }> {
+  ): Promise<SearchPage & { meta: Freshness & { areas?: ResolvedAreaInput[] } }> {
     if (page.page * page.perPage > MAX_RESULT_WINDOW) {
       throw ApiError.invalidParam({
         parameter: 'page',
@@ -243,7 +242,10 @@ export class SearchService {
     }
     const criteria = this.toCriteria(listingType, query);
     const result = await this.search(criteria, page.page, page.perPage, await this.dataVersion.version());
-    return { ...result, meta: await this.freshness.ofSearch(tier, listingType, result.allDetailScraped) };
+    const freshness = await this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
+    // `meta.areas` echoes the resolved areas; list meta is built by spreading this object.
+    const areas = this.resolveAreas(query.areas)?.inputs;
+    return { ...result, meta: areas ? { ...freshness, areas } : freshness };
   }
 
   /** Builds the index for the current data version (boot). */
