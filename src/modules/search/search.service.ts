@@ -28,6 +28,7 @@ import {
   type SearchCriteria,
   searchListingIds,
 } from './search.repository.ts';
+import { geoCriteria } from './search.geo.ts';
 import { DEFAULT_SORT_DIR, type RentalSearchQuery, type SaleSearchQuery } from './search.schema.ts';
 
 export type SearchQuery = RentalSearchQuery & SaleSearchQuery;
@@ -106,6 +107,16 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
     });
   }
   return new Date(instant).toISOString();
+}
+
+/**
+ * A cached summary with the search's `distance` added as its last member: the
+ * summary is cached without it (it depends on the query), so it is spliced in
+ * rather than re-serializing the object.
+ */
+function withDistance(summary: Buffer, distance: number): Buffer {
+  // A serialized summary ends with its closing brace (no trailing whitespace).
+  return Buffer.concat([summary.subarray(0, summary.length - 1), Buffer.from(`,"distance":${distance}}`)]);
 }
 
 /**
@@ -188,6 +199,7 @@ export class SearchService {
         message: `must not be later than listedBefore (${q.listedAfter} > ${q.listedBefore})`,
       });
     }
+    const geo = geoCriteria(q);
     const sort = q.sort ?? 'RECOMMENDED';
     const amenities = splitList(q.amenities) as Amenity[] | undefined;
     return {
@@ -217,6 +229,7 @@ export class SearchService {
       minTransitScore: q.minTransitScore,
       fiberOnly: q.fiberOnly,
       minDownloadMbps: q.minDownloadMbps,
+      geo,
       sort,
       sortDir: q.sortDir ?? DEFAULT_SORT_DIR[sort],
       now: this.clock.now(),
@@ -387,7 +400,7 @@ export class SearchService {
     perPage: number,
     dataVersion: string,
   ): Promise<SearchPage> {
-    const { ids, total, snapshot } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
+    const { ids, total, snapshot, distances } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
     const nowMs = criteria.now.getTime();
     this.cache.useVersion(snapshot);
     const found = ids.map((id) => this.cache.get(id, nowMs));
@@ -420,10 +433,10 @@ export class SearchService {
     }
     const items: Buffer[] = [];
     let allDetailScraped = ids.length > 0;
-    for (const entry of found) {
+    for (const [i, entry] of found.entries()) {
       // Missing only if the listing vanished between the two queries.
       if (!entry) continue;
-      items.push(entry.json);
+      items.push(distances ? withDistance(entry.json, distances[i]!) : entry.json);
       allDetailScraped &&= entry.detailScraped;
     }
     return { items, total, allDetailScraped };
