@@ -75,9 +75,11 @@ export function circleBox(near: NearCircle): GeoBox {
   const dLat = (angle / TO_RADIANS) * 1.000001;
   const minLat = near.latitude - dLat;
   const maxLat = near.latitude + dLat;
-  if (minLat <= -90 || maxLat >= 90) return { minLat: Math.max(minLat, -90), maxLat: Math.min(maxLat, 90), minLng: -180, maxLng: 180 };
+  if (minLat <= -90 || maxLat >= 90)
+    return { minLat: Math.max(minLat, -90), maxLat: Math.min(maxLat, 90), minLng: -180, maxLng: 180 };
   // The widest longitude offset of a spherical cap of angular radius `angle`.
-  const dLng = (Math.asin(Math.min(1, Math.sin(angle) / Math.cos(near.latitude * TO_RADIANS))) / TO_RADIANS) * 1.000001;
+  const dLng =
+    (Math.asin(Math.min(1, Math.sin(angle) / Math.cos(near.latitude * TO_RADIANS))) / TO_RADIANS) * 1.000001;
   const minLng = near.longitude - dLng;
   const maxLng = near.longitude + dLng;
   if (minLng < -180 || maxLng > 180) return { minLat, maxLat, minLng: -180, maxLng: 180 };

@@ -6,6 +6,7 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
+import { EARTH_RADIUS_M } from '../../domain/geo.ts';
 import {
   type ListingStatus,
   type ListingType,
@@ -13,7 +14,6 @@ import {
   nyDayNumber,
   nyMidnight,
 } from '../../domain/listing.ts';
-import { EARTH_RADIUS_M } from '../../domain/geo.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';

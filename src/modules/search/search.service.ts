@@ -21,6 +21,7 @@ import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
 import { ListingIndex } from './active-index.ts';
+import { geoCriteria } from './search.geo.ts';
 import {
   findBuildingScores,
   findSummaryRows,
@@ -28,7 +29,6 @@ import {
   type SearchCriteria,
   searchListingIds,
 } from './search.repository.ts';
-import { geoCriteria } from './search.geo.ts';
 import { DEFAULT_SORT_DIR, type RentalSearchQuery, type SaleSearchQuery } from './search.schema.ts';
 
 export type SearchQuery = RentalSearchQuery & SaleSearchQuery;
@@ -400,7 +400,12 @@ export class SearchService {
     perPage: number,
     dataVersion: string,
   ): Promise<SearchPage> {
-    const { ids, total, snapshot, distances } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
+    const { ids, total, snapshot, distances } = await this.idPage(
+      criteria,
+      perPage,
+      (page - 1) * perPage,
+      dataVersion,
+    );
     const nowMs = criteria.now.getTime();
     this.cache.useVersion(snapshot);
     const found = ids.map((id) => this.cache.get(id, nowMs));
