@@ -9,7 +9,7 @@ import {
   nyDayNumber,
 } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
-import { candidateBox, distanceFrom, type GeoCriteria, type NearCircle } from './search.geo.ts';
+import { candidateBox, distanceFrom, type GeoCriteria, MAX_RADIUS_M, type NearCircle } from './search.geo.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
 /**
@@ -874,6 +874,17 @@ function lowerBoundKeys(keys: Float64Array, from: number, to: number, key: numbe
 }
 
 /**
+ * Scratch of pageByDistance, allocated once per thread (searches run
+ * synchronously): a wide radius would otherwise allocate a histogram of up to
+ * 200 kB, and the keys, on every search.
+ */
+const distanceScratch = {
+  histogram: new Int32Array(MAX_RADIUS_M + 1),
+  wanted: new Uint8Array(MAX_RADIUS_M + 1),
+  keys: new Float64Array(4096),
+};
+
+/**
  * The page by distance from `near` (then id, both in the requested
  * direction). Every match is within the radius (≤ MAX_RADIUS_M whole metres),
  * so, as for days on market, a histogram of distances finds the distances
@@ -897,10 +908,14 @@ function pageByDistance(
     distances[k] = d;
     if (d > maxDistance) maxDistance = d;
   }
-  const histogram = new Int32Array(maxDistance + 1);
+  // Matches are within the radius, so the scratch fits; the fallback only guards the invariant.
+  const fits = maxDistance <= MAX_RADIUS_M;
+  const histogram = fits
+    ? distanceScratch.histogram.fill(0, 0, maxDistance + 1)
+    : new Int32Array(maxDistance + 1);
+  const wanted = fits ? distanceScratch.wanted.fill(0, 0, maxDistance + 1) : new Uint8Array(maxDistance + 1);
   for (let k = 0; k < count; k++) histogram[distances[k]!]!++;
   const slotAt = (i: number) => (asc ? i : maxDistance - i);
-  const wanted = new Uint8Array(maxDistance + 1);
   let before = 0;
   let skipped = 0;
   for (let i = 0; i <= maxDistance && before < offset + limit; i++) {
@@ -912,14 +927,21 @@ function pageByDistance(
   }
   // Numeric keys in result order: position of the distance in the walk, then id in the requested direction.
   const idSpan = 2 ** Math.ceil(Math.log2(p.size + 1));
-  const keys: number[] = [];
+  let keys = distanceScratch.keys;
+  let n = 0;
   for (let k = 0; k < count; k++) {
     const d = distances[k]!;
     if (wanted[d] !== 1) continue;
+    if (n === keys.length) {
+      const grown = new Float64Array(keys.length * 2);
+      grown.set(keys);
+      keys = grown;
+      distanceScratch.keys = grown;
+    }
     const id = p.idRank[p.matches[k]!]!;
-    keys.push((asc ? d : maxDistance - d) * idSpan + (asc ? id : p.size - 1 - id));
+    keys[n++] = (asc ? d : maxDistance - d) * idSpan + (asc ? id : p.size - 1 - id);
   }
-  const sorted = Float64Array.from(keys).sort();
+  const sorted = keys.subarray(0, n).sort();
   const from = offset - skipped;
   return Array.from(sorted.subarray(from, from + limit), (key) => {
     const id = key % idSpan;
