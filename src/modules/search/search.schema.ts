@@ -2,7 +2,14 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { AMENITIES } from '../../domain/amenities.ts';
 import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../../domain/listing.ts';
 import { formatParam } from '../../http/formats.ts';
-import { CommaList, DateOrDateTimeString, listResponse, readErrors, StringEnum } from '../../http/schemas.ts';
+import {
+  CommaList,
+  DateOrDateTimeString,
+  listResponse,
+  PatternString,
+  readErrors,
+  StringEnum,
+} from '../../http/schemas.ts';
 import { AreaListParam } from '../areas/areas.schema.ts';
 import { BuildingScoresSummarySchema, ListingSummarySchema } from '../listings/listing.schema.ts';
 import { LISTING_CSV_DOC, ListingFeatureCollectionSchema } from '../listings/listing-export.ts';
