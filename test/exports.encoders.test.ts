@@ -109,7 +109,10 @@ describe('listing CSV', () => {
     const plain = parse(listingsCsv([LISTING]), { record_delimiter: '\r\n' }) as string[][];
     expect(plain[0]).toEqual(LISTING_CSV_COLUMNS.map((c) => c.name));
     expect(plain[0]).not.toContain('distance');
-    const measured = listingsCsv([{ ...LISTING, distance: 812.5 }, { ...LISTING, id: '43' }]);
+    const measured = listingsCsv([
+      { ...LISTING, distance: 812.5 },
+      { ...LISTING, id: '43' },
+    ]);
     const rows = parse(measured, { record_delimiter: '\r\n' }) as string[][];
     expect(rows[0]!.at(-1)).toBe('distance');
     expect(rows[1]!.at(-1)).toBe('812.5');
