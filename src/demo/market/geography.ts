@@ -33,6 +33,11 @@ export interface AreaProfile {
   ppsf: number;
   /** Relative listing volume. */
   weight: number;
+  /**
+   * Sale-volume multiplier of the area's borough, on top of `weight` and the
+   * archetype's saleRatio (see BOROUGH_SALE_VOLUME).
+   */
+  saleVolume: number;
   archetype: Archetype;
   zips: readonly string[];
   /** Community district code (MN01…SI03); null outside NYC. */
@@ -2431,6 +2436,19 @@ const BOROUGH_DEFAULTS: Record<
   1000000: { rent: 2800, ppsf: 700, archetype: 'nj', zips: '07302', cd: '' },
 };
 
+/**
+ * Relative sale volume per borough, calibrated so active sale inventory at
+ * scale 1 matches the published counts in resources/market-calibration.csv
+ * (Manhattan about 7.7k, Brooklyn 3.5k, Queens 2.1k in late 2025). Manhattan
+ * carries far more sale listings per rental than its archetypes alone give;
+ * Queens sells fast and carries fewer.
+ */
+const BOROUGH_SALE_VOLUME: Readonly<Record<number, number>> = {
+  100: 2.8,
+  300: 1.54,
+  400: 0.77,
+};
+
 const BOROUGH_STREETS: Record<number, string> = {
   200: 'Grand Concourse|Jerome Avenue|Webster Avenue|Southern Boulevard|White Plains Road|East Tremont Avenue',
   300: 'Ocean Avenue|Flatbush Avenue|Nostrand Avenue|Kings Highway|Coney Island Avenue|Avenue J',
@@ -2515,6 +2533,7 @@ export function demoAreas(): { tree: AreaTree; areas: readonly DemoArea[] } {
         rent,
         ppsf,
         weight,
+        saleVolume: BOROUGH_SALE_VOLUME[boroughId] ?? 1,
         archetype,
         zips: zips.split('|'),
         communityDistrict: cd || null,
@@ -2528,6 +2547,7 @@ export function demoAreas(): { tree: AreaTree; areas: readonly DemoArea[] } {
         rent: shore?.[3] ?? defaults.rent,
         ppsf: shore?.[4] ?? defaults.ppsf,
         weight: boroughId === 500 ? 0.6 : 1,
+        saleVolume: BOROUGH_SALE_VOLUME[boroughId] ?? 1,
         archetype: defaults.archetype,
         zips: (shore?.[0] ?? defaults.zips).split('|'),
         communityDistrict: shore?.[1] ?? (defaults.cd || null),
