@@ -2,9 +2,16 @@
  * Prints each calibration row's published figure beside the demo's:
  *   npx tsx src/demo/market/calibration.cli.ts [scale] [seed]
  * Counts read as at scale 1 whatever the scale; medians need scale 1 for their bands.
+ *   npx tsx src/demo/market/calibration.cli.ts --table
+ * prints the sources table of resources/README.md instead.
  */
-import { CALIBRATION_OBSERVED_AT, measureCalibration } from './calibration.ts';
+import { CALIBRATION_OBSERVED_AT, calibrationTable, measureCalibration } from './calibration.ts';
 import { DemoMarketGenerator } from './market.ts';
+
+if (process.argv[2] === '--table') {
+  process.stdout.write(calibrationTable());
+  process.exit(0);
+}
 
 const scale = Number(process.argv[2] ?? 1);
 const seed = Number(process.argv[3] ?? 20261121);

@@ -248,3 +248,29 @@ export function measureCalibration(
   scanMarket(generator, collector.visit);
   return collector.result();
 }
+
+/**
+ * The sources table of resources/README.md, one line per row in file order
+ * (a test keeps the README's copy equal to this).
+ */
+export function calibrationTable(rows: readonly CalibrationRow[] = readCalibration()): string {
+  const lines = [
+    '| Metric | Basis | Region | Bedrooms | Published | Period | Source |',
+    '| --- | --- | --- | --- | ---: | --- | --- |',
+  ];
+  for (const row of rows) {
+    const bedrooms =
+      row.bedrooms === null
+        ? ''
+        : row.bedrooms === 0
+          ? 'studio'
+          : row.bedrooms === 3
+            ? '3+'
+            : String(row.bedrooms);
+    const value = `${row.metric === 'sale_inventory' ? '' : '$'}${row.value.toLocaleString('en-US')}`;
+    lines.push(
+      `| ${row.metric} | ${row.basis} | ${row.region} | ${bedrooms} | ${value} | ${row.period} | ${row.publisher}, [${row.report}](${row.url}) |`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
