@@ -141,6 +141,7 @@ export class DemoMarketGenerator {
   private readonly saleTable: WeightedTable<DemoBuilding>;
   private readonly brokerRental: WeightedTable<string>;
   private readonly brokerSale: WeightedTable<string>;
+  private drawn = 0;
 
   constructor(options: DemoMarketOptions) {
     if (!Number.isInteger(options.seed)) throw new Error('demo market seed must be an integer');
@@ -173,7 +174,10 @@ export class DemoMarketGenerator {
     return out;
   }
 
-  /** Upper bound of listing rows (most burn-in arrivals have ended): sizes a progress bar. */
+  /**
+   * Arrivals `listings()` draws (a bound on its rows: most burn-in arrivals have
+   * ended before the window): sizes a progress bar counted in `arrivalsDrawn`.
+   */
   plannedListings(): number {
     let total = 0;
     for (const kind of ['rental', 'sale'] as const) {
@@ -182,14 +186,21 @@ export class DemoMarketGenerator {
     return total;
   }
 
+  /** Arrivals `listings()` has drawn so far, kept or not: progress against `plannedListings()`. */
+  get arrivalsDrawn(): number {
+    return this.drawn;
+  }
+
   /** Every listing in the market at `now`, in ascending id order (day, then rentals before sales). */
   *listings(): Generator<ListingBundle> {
     const firstRental = firstMarketDay('rental', this.nowMs);
+    this.drawn = 0;
     for (const day of this.days('sale')) {
       for (const kind of ['rental', 'sale'] as const) {
         if (kind === 'rental' && day < firstRental) continue;
         const n = arrivalsOn(this.seed, this.scale, kind, day);
         for (let index = 0; index < n; index++) {
+          this.drawn++;
           const bundle = this.listing(kind, day, index);
           if (bundle) yield bundle;
         }
