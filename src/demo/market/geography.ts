@@ -1472,7 +1472,7 @@ const AREAS: Record<number, Row> = {
   ],
   // Queens
   401: [
-    2950,
+    3150,
     850,
     8,
     'outer',
@@ -1492,7 +1492,7 @@ const AREAS: Record<number, Row> = {
     'Jackson Avenue|Crescent Street|Thomson Avenue|44th Drive|Queens Plaza South|27th Street|Purves Street|Skillman Avenue',
   ],
   403: [
-    2750,
+    2950,
     650,
     3,
     'coopbelt',
@@ -1502,7 +1502,7 @@ const AREAS: Record<number, Row> = {
     'Skillman Avenue|43rd Avenue|47th Avenue|Queens Boulevard|39th Place|45th Street|48th Street',
   ],
   404: [
-    2650,
+    2800,
     600,
     2,
     'outer',

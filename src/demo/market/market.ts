@@ -74,8 +74,6 @@ export const DETAIL_RETENTION_DAYS = 14;
 export const OPEN_HOUSE_LOOKAHEAD_DAYS = 10;
 export const OPEN_HOUSE_HISTORY_DAYS = 21;
 
-/** Rent against the area's 1BR level by bedrooms (studio … 4+): studios ask about three quarters of a 1BR. */
-const BED_RENT = [0.7, 1, 1.4, 1.85, 2.5];
 const BASE_SQFT = [480, 700, 1050, 1450, 2200];
 const RENT_TYPE: Readonly<Record<BuildingType, number>> = {
   RENTAL: 1,
@@ -317,7 +315,7 @@ export class DemoMarketGenerator {
     if (kind === 'rental') {
       const raw =
         area.profile.rent *
-        (BED_RENT[Math.min(beds, 4)]! + 0.35 * Math.max(0, beds - 4)) *
+        (spec.bedRent[Math.min(beds, 4)]! + 0.35 * Math.max(0, beds - 4)) *
         RENT_TYPE[b.type] *
         b.quality *
         floorPremium *
@@ -641,7 +639,7 @@ export class DemoMarketGenerator {
     if (kind === 'rental') {
       return (
         b.area.profile.rent *
-        (BED_RENT[Math.min(plan.beds, 4)]! + 0.35 * Math.max(0, plan.beds - 4)) *
+        (plan.b.spec.bedRent[Math.min(plan.beds, 4)]! + 0.35 * Math.max(0, plan.beds - 4)) *
         RENT_TYPE[b.type] *
         index
       );
