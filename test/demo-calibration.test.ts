@@ -10,7 +10,7 @@ import {
   scanMarket,
   statusBefore,
 } from '../src/demo/market/calibration.ts';
-import { HISTORY_DAYS } from '../src/demo/market/lifecycle.ts';
+import { HISTORY_DAYS, MAX_LIFE_DAYS } from '../src/demo/market/lifecycle.ts';
 import { DemoMarketGenerator } from '../src/demo/market/market.ts';
 import { DAY_MS } from '../src/platform/clock.ts';
 
@@ -43,6 +43,8 @@ let measures: CalibrationMeasure[];
 /** Active listings at each month start, by `${kind}:${borough}`. */
 const active = new Map<string, number[]>();
 const rentedDays: number[] = [];
+/** Longest finished life (first to last event) seen per kind, days. */
+const longestLife = { rental: 0, sale: 0 };
 let longestRentalRun = 0;
 
 beforeAll(() => {
@@ -57,6 +59,10 @@ beforeAll(() => {
     const counts = active.get(`${listing.listing_type}:${boroughId}`);
     if (counts) {
       for (let m = 0; m < MONTHS.length; m++) if (statusBefore(events, MONTHS[m]!) === 'ACTIVE') counts[m]!++;
+    }
+    if (listing.status === 'OFF_MARKET' && events.length > 0) {
+      const life = (Date.parse(events.at(-1)!.date) - Date.parse(events[0]!.date)) / DAY_MS;
+      longestLife[listing.listing_type] = Math.max(longestLife[listing.listing_type], life);
     }
     if (listing.listing_type !== 'rental') return;
     if (listing.closed_reason === 'RENTED' && listing.listed_at && listing.off_market_at) {
@@ -128,6 +134,15 @@ describe('demo market history (scale 1)', () => {
       // The window opens on a full market, not an empty one.
       expect(counts[0]!, key).toBeGreaterThan(0.7 * Math.max(...counts));
     }
+  });
+
+  it('burns in far enough: no finished life is longer than MAX_LIFE_DAYS', () => {
+    // The generator and the simulator look back HISTORY_DAYS + MAX_LIFE_DAYS for lives
+    // still running at the window's start: a longer life would be missing there.
+    expect(longestLife.rental).toBeGreaterThan(200);
+    expect(longestLife.rental).toBeLessThanOrEqual(MAX_LIFE_DAYS.rental);
+    expect(longestLife.sale).toBeGreaterThan(300);
+    expect(longestLife.sale).toBeLessThanOrEqual(MAX_LIFE_DAYS.sale);
   });
 
   it('keeps a realistic rental days-on-market tail', () => {

@@ -40,7 +40,8 @@ export const MAX_CLOSING_DAYS = 200;
 /**
  * Upper bound of a lifecycle's length, arrival to last event (days), per kind:
  * rentals end by RENTAL_MAX_DELISTED_DAYS (+1 for the lease after a contract),
- * sales by 540 days delisted or 420 to contract plus MAX_CLOSING_DAYS. It sets
+ * sales by 540 days delisted or 420 to contract plus MAX_CLOSING_DAYS (+1), each
+ * with a few days' margin. It sets
  * how far before the window the generator and the simulator look for lives
  * still running at the window's start.
  */

@@ -1,7 +1,8 @@
 /**
  * The deterministic demo market: `marketAt(seed, scale, t)` is the state at t of
  * every listing that arrived by t and ended less than 24 months before t (so
- * the 24-month history starts in steady state), over a fixed building stock. Pure: no clock reads, no Math.random; same inputs, same rows.
+ * the 24-month history starts in steady state), over a fixed building stock.
+ * Pure: no clock reads, no Math.random; same inputs, same rows.
  */
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
 import type { BuildingType } from '../../domain/listing.ts';
@@ -639,7 +640,7 @@ export class DemoMarketGenerator {
     if (kind === 'rental') {
       return (
         b.area.profile.rent *
-        (plan.b.spec.bedRent[Math.min(plan.beds, 4)]! + 0.35 * Math.max(0, plan.beds - 4)) *
+        (b.spec.bedRent[Math.min(plan.beds, 4)]! + 0.35 * Math.max(0, plan.beds - 4)) *
         RENT_TYPE[b.type] *
         index
       );
