@@ -289,9 +289,12 @@ export class MarketSimulator {
 
   /** Draws the arrivals of every day up to `day`; arrivals after `now` wait in the heap. */
   private *planDays(day: number, now: number): Generator<void> {
+    // Rentals live shorter than sales: their burn-in starts later.
+    const firstRental = firstMarketDay('rental', this.current);
     for (let d = this.plannedThrough + 1; d <= day; d++) {
       if ((d & 7) === 0) yield;
       for (const kind of ['rental', 'sale'] as const) {
+        if (kind === 'rental' && d < firstRental) continue;
         const n = arrivalsOn(this.seed, this.scale, kind, d);
         for (let index = 0; index < n; index++) {
           const timeline = this.generator.timeline(kind, d, index);
