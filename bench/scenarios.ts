@@ -62,6 +62,27 @@ function searchFiveAreasParams(rng: Rng, neighborhoods: readonly number[]) {
   return { areas, ...priceBand(rng), sort: 'PRICE', perPage: 50 };
 }
 
+/** Midtown Manhattan (Bryant Park), as `near` takes it: lat,lng. */
+const MIDTOWN = { latitude: 40.7536, longitude: -73.9832 };
+
+/**
+ * Geo search: rentals within 1,500 m of a point in Midtown (moved up to ~500 m
+ * on each request, so no two URLs are alike), nearest first, with a price band
+ * and a bedroom floor.
+ */
+export function searchNearPath(rng: Rng): string {
+  const latitude = MIDTOWN.latitude + (rng() - 0.5) * 0.009;
+  const longitude = MIDTOWN.longitude + (rng() - 0.5) * 0.012;
+  return `/v1/search/rentals?${query({
+    near: `${latitude.toFixed(5)},${longitude.toFixed(5)}`,
+    radius: 1500,
+    ...priceBand(rng),
+    minBeds: randomInt(rng, 0, 2),
+    sort: 'DISTANCE',
+    perPage: 50,
+  })}`;
+}
+
 /**
  * The headline search as an MCP `tools/call search_rentals` (stateless: no
  * initialize, no session), with the same arguments as `search-5-areas`: the
@@ -121,6 +142,13 @@ export function serviceScenarios(inputs: ScenarioInputs): Scenario[] {
           perPage: 50,
         })}`;
       },
+    },
+    {
+      name: 'search-near',
+      target: 'service',
+      description:
+        'GET /v1/search/rentals near a random Midtown point, radius 1,500 m, with a price band and minBeds, sort=DISTANCE, perPage=50.',
+      nextPath: searchNearPath,
     },
     {
       name: 'market-snapshot-borough',

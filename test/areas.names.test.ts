@@ -306,7 +306,9 @@ describe('names wherever an area id is accepted', () => {
     };
     const search = await call('search_rentals', { areas: 'UWS', perPage: 1 });
     expect(search.isError).toBeFalsy();
-    expect((search.structuredContent as unknown as SearchBody).meta.areas?.[0]?.id).toBe(idOf('Upper West Side'));
+    expect((search.structuredContent as unknown as SearchBody).meta.areas?.[0]?.id).toBe(
+      idOf('Upper West Side'),
+    );
     const rest = await okJson<SearchBody>(t, '/v1/search/rentals?areas=UWS&perPage=1');
     expect(search.structuredContent).toEqual(rest);
     for (const areaId of ['Bed-Stuy', idOf('Bedford-Stuyvesant')]) {

@@ -111,20 +111,16 @@ describe('listing CSV', () => {
     expect(plain[0]).not.toContain('distance');
     const measured = listingsCsv([
       { ...LISTING, distance: 812.5 },
-      { ...LISTING, id: '43', distance: null },
+      { ...LISTING, id: '43' },
     ]);
     const rows = parse(measured, { record_delimiter: '\r\n' }) as string[][];
     expect(rows[0]!.at(-1)).toBe('distance');
     expect(rows[1]!.at(-1)).toBe('812.5');
     expect(rows[2]!.at(-1)).toBe('');
     expect(rows[1]![LISTING_CSV_COLUMNS.findIndex((c) => c.name === 'priceDelta')]).toBe('-250');
-    // A null distance on the first row does not hide the column; nulls alone do not add it.
-    const nullFirst = listingsCsv([
-      { ...LISTING, distance: null },
-      { ...LISTING, id: '43', distance: 5 },
-    ]);
-    expect(nullFirst.split('\r\n')[0]!.endsWith(',distance')).toBe(true);
-    expect(listingsCsv([{ ...LISTING, distance: null }]).split('\r\n')[0]).not.toContain('distance');
+    // A row without a distance before a measured one does not hide the column.
+    const unmeasuredFirst = listingsCsv([LISTING, { ...LISTING, id: '43', distance: 5 }]);
+    expect(unmeasuredFirst.split('\r\n')[0]!.endsWith(',distance')).toBe(true);
   });
 });
 

@@ -61,7 +61,10 @@ describe('search parameter errors', () => {
   it.each([
     ['buildingType=CASTLE', 'must be a comma-separated list of: CONDO, COOP, CONDOP, RENTAL, TOWNHOUSE'],
     ['status=SOLD', 'must be a comma-separated list of: ACTIVE, IN_CONTRACT, OFF_MARKET'],
-    ['areas=100,a%3Bb', 'must be a comma-separated list of 1 to 100 areas, each an area id (digits) or an area slug'],
+    [
+      'areas=100,a%3Bb',
+      'must be a comma-separated list of 1 to 100 areas, each an area id (digits) or an area slug',
+    ],
     ['listedAfter=yesterday', 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time with an offset'],
     ['minPrice=Infinity', 'must be a finite integer in decimal notation (got "Infinity")'],
   ])('%s: the 400 says what is accepted', async (query, accepted) => {

@@ -57,7 +57,28 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const SORTS = ['RECOMMENDED', 'PRICE', 'PRICE_PER_SQFT', 'LISTED_AT', 'DAYS_ON_MARKET'] as const;
+const SORTS = ['RECOMMENDED', 'PRICE', 'PRICE_PER_SQFT', 'LISTED_AT', 'DAYS_ON_MARKET', 'DISTANCE'] as const;
+
+/** A point in New York: geo criteria exercise the index's spatial grid. */
+const nycPoint = fc.record({
+  latitude: fc.double({ min: 40.55, max: 40.9, noNaN: true }),
+  longitude: fc.double({ min: -74.1, max: -73.75, noNaN: true }),
+});
+const geoArb = fc.record({
+  box: fc.option(
+    fc.tuple(nycPoint, fc.double({ min: 0.001, max: 0.1, noNaN: true })).map(([p, half]) => ({
+      minLat: p.latitude - half,
+      maxLat: p.latitude + half,
+      minLng: p.longitude - half,
+      maxLng: p.longitude + half,
+    })),
+    { nil: null },
+  ),
+  near: fc.option(
+    fc.tuple(nycPoint, fc.integer({ min: 1, max: 50_000 })).map(([p, radiusM]) => ({ ...p, radiusM })),
+    { nil: null },
+  ),
+});
 
 const criteriaArb = (areaIds: number[]): fc.Arbitrary<SearchCriteria> =>
   fc
@@ -77,12 +98,14 @@ const criteriaArb = (areaIds: number[]): fc.Arbitrary<SearchCriteria> =>
         }),
         maxDaysOnMarket: fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }),
         minSqft: fc.option(fc.integer({ min: 300, max: 1500 }), { nil: undefined }),
+        geo: fc.option(geoArb, { nil: undefined }),
         sort: fc.constantFrom(...SORTS),
         sortDir: fc.constantFrom('ASC' as const, 'DESC' as const),
       },
       { requiredKeys: ['listingType', 'statuses', 'areaIds', 'sort', 'sortDir'] },
     )
-    .map((c) => ({ ...c, now: TEST_NOW }));
+    // The service admits DISTANCE only with `near`.
+    .map((c) => ({ ...c, sort: c.sort === 'DISTANCE' && !c.geo?.near ? 'PRICE' : c.sort, now: TEST_NOW }));
 
 describe('search index built on the worker', () => {
   it('is built on another thread and answers every search exactly as the in-process build', async () => {
@@ -101,7 +124,11 @@ describe('search index built on the worker', () => {
         fc.property(criteriaArb(areaIds), fc.integer({ min: 0, max: 60 }), (c, offset) => {
           const a = viaWorker.search(c, 20, offset);
           const b = inProcess.search(c, 20, offset);
-          expect({ total: a.total, ids: a.ids }).toEqual({ total: b.total, ids: b.ids });
+          expect({ total: a.total, ids: a.ids, distances: a.distances }).toEqual({
+            total: b.total,
+            ids: b.ids,
+            distances: b.distances,
+          });
         }),
         { numRuns: 300, seed: 12 },
       );

@@ -31,6 +31,15 @@ function generatorState(t: number): Map<string, ReturnType<typeof content>> {
   return out;
 }
 
+/**
+ * After `generatorState` held the event loop (seconds at this scale on a busy
+ * machine), lets the in-process server close the keep-alive sockets that timed
+ * out meanwhile before the client reuses one (else: ECONNRESET, no retries here).
+ */
+async function afterBlocking(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
 async function pageAll(
   source: ResoListingSource,
   query: Parameters<ResoListingSource['searchListings']>[0],
@@ -70,6 +79,7 @@ describe('market simulator state', () => {
       clock.set(t);
       const served = await pageAll(source, { expand: true, pageSize: 400 });
       const expected = generatorState(t);
+      await afterBlocking();
       expect(served.length).toBe(expected.size);
       for (const listing of served) {
         expect(content(listing)).toEqual(expected.get(listing.listing.id));
@@ -114,6 +124,7 @@ describe('market simulator state', () => {
   it('a store loaded at T0 and kept in sync by replication equals the simulator', async () => {
     // The store: the demo load at T0.
     const store = generatorState(T0_MS);
+    await afterBlocking();
     let highWater = new Date(T0_MS).toISOString();
     for (const hours of [3, 10, 26, 50, 75]) {
       const t = T0_MS + hours * HOUR_MS;
@@ -124,6 +135,7 @@ describe('market simulator state', () => {
         if (listing.modifiedAt > highWater) highWater = listing.modifiedAt;
       }
       const truth = generatorState(t);
+      await afterBlocking();
       for (const [id, expected] of truth) expect(store.get(id)).toEqual(expected);
       // Anything else aged out of the feed, long off market.
       for (const [id, held] of store) if (!truth.has(id)) expect(held.listing.status).toBe('OFF_MARKET');

@@ -275,7 +275,7 @@ function specs(s: ToolServices): ToolSpec[] {
     return {
       name,
       title: listingType === 'rental' ? 'Search rentals' : 'Search sales',
-      description: `Searches active NYC ${noun} listings (Free tier and up) and returns one page of ListingSummary rows (id, address, price, beds, baths, sqft, area, building id, days on market, no-fee…) with paging in meta (total, page, perPage, links). Use it to find ${noun} matching a budget, size or neighborhood; areas takes area ids, slugs, names or common aliases (areas="100" is all of Manhattan, areas="UWS,Bed-Stuy"; list_areas finds them). Filters are ANDed; list parameters are comma-separated. perPage is capped at the caller's tier maximum (by default 10 for Free, 50 for Starter) with a warning in meta.warnings. Same parameters and answer as GET ${path}.`,
+      description: `Searches active NYC ${noun} listings (Free tier and up) and returns one page of ListingSummary rows (id, address, price, beds, baths, sqft, area, building id, days on market, no-fee…) with paging in meta (total, page, perPage, links). Use it to find ${noun} matching a budget, size or neighborhood; areas takes area ids, slugs, names or common aliases (areas="100" is all of Manhattan, areas="UWS,Bed-Stuy"; list_areas finds them). Near a place: near="lat,lng" (latitude first) with radius in metres (default 1000) and sort="DISTANCE"; each row then has distance (metres); bbox is "minLng,minLat,maxLng,maxLat" (longitude first). Filters are ANDed; list parameters are comma-separated. perPage is capped at the caller's tier maximum (by default 10 for Free, 50 for Starter) with a warning in meta.warnings. Same parameters and answer as GET ${path}.`,
       minTier: 'FREE',
       input,
       async run(args, call, sent) {

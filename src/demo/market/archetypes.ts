@@ -28,6 +28,12 @@ export interface ArchetypeSpec {
   bedsSale: readonly number[];
   /** Unit size multiplier against Manhattan norms. */
   sizeFactor: number;
+  /**
+   * Rent against the area's 1BR level by bedrooms [studio, 1, 2, 3, 4+]. Outer-borough
+   * family-size apartments (old walk-ups, two-family houses) ask far less over a 1BR
+   * than Manhattan's (northwest Queens 3BR ≈ 1.25 × 1BR in 2025 against ≈ 1.9 in Manhattan).
+   */
+  bedRent: readonly number[];
   /** Pre-2025 share of no-fee rentals (landlord pays the broker). */
   noFee: number;
   /** Baseline building scores: transit, noise (high = quiet), safety. */
@@ -55,6 +61,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [14, 36, 30, 14, 6],
     bedsSale: [6, 24, 32, 24, 14],
     sizeFactor: 1.15,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.4,
     transit: 94,
     quiet: 55,
@@ -78,6 +85,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [26, 38, 26, 8, 2],
     bedsSale: [12, 34, 34, 16, 4],
     sizeFactor: 1,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.8,
     transit: 88,
     quiet: 55,
@@ -101,6 +109,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [20, 38, 26, 12, 4],
     bedsSale: [10, 30, 30, 20, 10],
     sizeFactor: 1.05,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.45,
     transit: 90,
     quiet: 64,
@@ -124,6 +133,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [26, 40, 24, 8, 2],
     bedsSale: [18, 38, 28, 12, 4],
     sizeFactor: 0.95,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.55,
     transit: 96,
     quiet: 40,
@@ -147,6 +157,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [12, 36, 32, 16, 4],
     bedsSale: [10, 34, 34, 16, 6],
     sizeFactor: 0.9,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.35,
     transit: 88,
     quiet: 45,
@@ -170,6 +181,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [8, 32, 34, 20, 6],
     bedsSale: [4, 24, 34, 22, 16],
     sizeFactor: 1.1,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.35,
     transit: 82,
     quiet: 66,
@@ -193,6 +205,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [8, 32, 34, 21, 5],
     bedsSale: [8, 30, 32, 20, 10],
     sizeFactor: 1.1,
+    bedRent: [0.72, 1, 1.4, 1.5, 1.9],
     noFee: 0.3,
     transit: 74,
     quiet: 62,
@@ -216,6 +229,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [10, 38, 34, 15, 3],
     bedsSale: [12, 40, 30, 12, 6],
     sizeFactor: 1.12,
+    bedRent: [0.72, 1, 1.4, 1.5, 1.9],
     noFee: 0.3,
     transit: 66,
     quiet: 72,
@@ -239,6 +253,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [4, 28, 38, 24, 6],
     bedsSale: [2, 10, 26, 36, 26],
     sizeFactor: 1.25,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.25,
     transit: 42,
     quiet: 86,
@@ -262,6 +277,7 @@ export const ARCHETYPES: Readonly<Record<Archetype, ArchetypeSpec>> = {
     bedsRent: [12, 40, 34, 12, 2],
     bedsSale: [6, 34, 38, 16, 6],
     sizeFactor: 1.1,
+    bedRent: [0.7, 1, 1.4, 1.85, 2.5],
     noFee: 0.6,
     transit: 72,
     quiet: 68,

@@ -33,6 +33,11 @@ export interface AreaProfile {
   ppsf: number;
   /** Relative listing volume. */
   weight: number;
+  /**
+   * Sale-volume multiplier of the area's borough, on top of `weight` and the
+   * archetype's saleRatio (see BOROUGH_SALE_VOLUME).
+   */
+  saleVolume: number;
   archetype: Archetype;
   zips: readonly string[];
   /** Community district code (MN01…SI03); null outside NYC. */
@@ -1467,7 +1472,7 @@ const AREAS: Record<number, Row> = {
   ],
   // Queens
   401: [
-    2950,
+    3150,
     850,
     8,
     'outer',
@@ -1487,7 +1492,7 @@ const AREAS: Record<number, Row> = {
     'Jackson Avenue|Crescent Street|Thomson Avenue|44th Drive|Queens Plaza South|27th Street|Purves Street|Skillman Avenue',
   ],
   403: [
-    2750,
+    2950,
     650,
     3,
     'coopbelt',
@@ -1497,7 +1502,7 @@ const AREAS: Record<number, Row> = {
     'Skillman Avenue|43rd Avenue|47th Avenue|Queens Boulevard|39th Place|45th Street|48th Street',
   ],
   404: [
-    2650,
+    2800,
     600,
     2,
     'outer',
@@ -2431,6 +2436,19 @@ const BOROUGH_DEFAULTS: Record<
   1000000: { rent: 2800, ppsf: 700, archetype: 'nj', zips: '07302', cd: '' },
 };
 
+/**
+ * Relative sale volume per borough, calibrated so active sale inventory at
+ * scale 1 matches the published counts in resources/market-calibration.csv
+ * (Manhattan about 7.7k, Brooklyn 3.5k, Queens 2.1k in late 2025). Manhattan
+ * carries far more sale listings per rental than its archetypes alone give;
+ * Queens sells fast and carries fewer.
+ */
+const BOROUGH_SALE_VOLUME: Readonly<Record<number, number>> = {
+  100: 2.8,
+  300: 1.54,
+  400: 0.77,
+};
+
 const BOROUGH_STREETS: Record<number, string> = {
   200: 'Grand Concourse|Jerome Avenue|Webster Avenue|Southern Boulevard|White Plains Road|East Tremont Avenue',
   300: 'Ocean Avenue|Flatbush Avenue|Nostrand Avenue|Kings Highway|Coney Island Avenue|Avenue J',
@@ -2515,6 +2533,7 @@ export function demoAreas(): { tree: AreaTree; areas: readonly DemoArea[] } {
         rent,
         ppsf,
         weight,
+        saleVolume: BOROUGH_SALE_VOLUME[boroughId] ?? 1,
         archetype,
         zips: zips.split('|'),
         communityDistrict: cd || null,
@@ -2528,6 +2547,7 @@ export function demoAreas(): { tree: AreaTree; areas: readonly DemoArea[] } {
         rent: shore?.[3] ?? defaults.rent,
         ppsf: shore?.[4] ?? defaults.ppsf,
         weight: boroughId === 500 ? 0.6 : 1,
+        saleVolume: BOROUGH_SALE_VOLUME[boroughId] ?? 1,
         archetype: defaults.archetype,
         zips: (shore?.[0] ?? defaults.zips).split('|'),
         communityDistrict: shore?.[1] ?? (defaults.cd || null),

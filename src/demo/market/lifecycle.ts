@@ -1,9 +1,12 @@
 /**
  * Listing lifecycles. A listing's whole life (arrival, price changes, contract,
  * close or delisting) is drawn once, at arrival, from a stream keyed by its id;
- * the market at any instant t is every lifecycle that began in the 24 months
- * before t, cut at t. Advancing t therefore only reveals more of the same
- * lives plus the arrivals of the new days: the contract a later simulator relies on.
+ * the market at any instant t is every lifecycle that began at or before t and
+ * whose last event is less than 24 months before t (`inMarketAt`), cut at t.
+ * So the 24-month history is in steady state from its first day: lives that
+ * began before the window and were still running at its start are there,
+ * burned in. Advancing t therefore only reveals more of the same lives plus the
+ * arrivals of the new days: the contract a later simulator relies on.
  */
 import { DAY_MS } from '../../platform/clock.ts';
 import type { PriceEventsTable } from '../../platform/db/tables.ts';
@@ -11,15 +14,15 @@ import { Rng } from './random.ts';
 
 /** Day numbers count from this instant; listing ids embed them. */
 export const EPOCH_MS = Date.UTC(2015, 0, 1);
-/** How far back the market's history reaches. */
+/** How far back the market's history reaches: a listing leaves it this long after its last event. */
 export const HISTORY_DAYS = 730;
 /** Listing-id slots per day: rentals use [0, RENTAL_SLOTS), sales the rest. */
 export const SLOTS_PER_DAY = 2000;
 export const RENTAL_SLOTS = 1400;
 
-/** Mean daily arrivals at scale 1 (about 25k active rentals / 10k sales at scale 1 through the year). */
+/** Mean daily arrivals at scale 1 (about 25k active rentals / 16k sales at scale 1 through the year). */
 export const RENTAL_ARRIVALS_PER_DAY = 590;
-export const SALE_ARRIVALS_PER_DAY = 72;
+export const SALE_ARRIVALS_PER_DAY = 109;
 /** New York's FARE Act: from this day landlords, not tenants, pay the broker they hire. */
 export const FARE_ACT_MS = Date.UTC(2025, 5, 11);
 
@@ -30,6 +33,37 @@ export const RENTAL_MAX_DAYS = 240;
 export const RENTAL_MAX_DELISTED_DAYS = 330;
 
 export type ListingKind = 'rental' | 'sale';
+
+/** Longest contract-to-closing a sale draws (days): sponsor closings wait on a certificate of occupancy. */
+export const MAX_CLOSING_DAYS = 200;
+
+/**
+ * Upper bound of a lifecycle's length, arrival to last event (days), per kind:
+ * rentals end by RENTAL_MAX_DELISTED_DAYS (+1 for the lease after a contract),
+ * sales by 540 days delisted or 420 to contract plus MAX_CLOSING_DAYS (+1), each
+ * with a few days' margin. It sets
+ * how far before the window the generator and the simulator look for lives
+ * still running at the window's start.
+ */
+export const MAX_LIFE_DAYS: Readonly<Record<ListingKind, number>> = {
+  rental: RENTAL_MAX_DELISTED_DAYS + 5,
+  sale: 420 + MAX_CLOSING_DAYS + 10,
+};
+
+/**
+ * Whether a lifecycle (its arrival and the instant of its last event, which
+ * may lie after `at`) is part of the market observed at `at`: arrived by then,
+ * and ended less than HISTORY_DAYS before. Monotone in `at`: a listing enters
+ * at arrival and leaves HISTORY_DAYS after its last event, never to return.
+ */
+export function inMarketAt(listedAt: number, lastEventAt: number, at: number): boolean {
+  return listedAt <= at && lastEventAt > at - HISTORY_DAYS * DAY_MS;
+}
+
+/** First day whose arrivals of `kind` can still be in the market at `at`. */
+export function firstMarketDay(kind: ListingKind, at: number): number {
+  return dayNumber(at - (HISTORY_DAYS + MAX_LIFE_DAYS[kind]) * DAY_MS);
+}
 
 /** A lifecycle event is exactly a price-history event kind. */
 export type LifeEventKind = PriceEventsTable['event'];
@@ -205,9 +239,10 @@ export function drawLifecycle(rng: Rng, input: LifecycleInput): LifeEvent[] {
   }
   const contractAt = Math.max(events[events.length - 1]!.at + DAY_MS, marketEnd);
   events.push({ at: contractAt, kind: 'IN_CONTRACT', price });
+  const closingDays = Math.min(MAX_CLOSING_DAYS, input.closingDays);
   // Negotiated discount off the last ask; co-ops close slower (board approval).
   const discount = Math.min(0.12, Math.max(-0.05, 0.025 + 0.02 * rng.normal() + 0.01 * over));
   const soldPrice = Math.round((price * (1 - discount)) / 1000) * 1000;
-  events.push({ at: contractAt + input.closingDays * DAY_MS, kind: 'SOLD', price: soldPrice });
+  events.push({ at: contractAt + closingDays * DAY_MS, kind: 'SOLD', price: soldPrice });
   return events;
 }

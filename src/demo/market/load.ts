@@ -298,7 +298,7 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
         else counts.offMarket++;
         if (writers.listings.add(listing)) {
           await writers.listings.flush(trx);
-          progress(generator.buildings.length + counts.listings, total, 'listings');
+          progress(generator.buildings.length + generator.arrivalsDrawn, total, 'listings');
         }
         if (details && writers.listing_details.add(details)) await writers.listing_details.flush(trx);
         for (const row of events) if (writers.price_events.add(row)) await writers.price_events.flush(trx);

@@ -1,7 +1,8 @@
 /**
  * The deterministic demo market: `marketAt(seed, scale, t)` is the state at t of
- * every listing that arrived in the 24 months before t, over a fixed building
- * stock. Pure: no clock reads, no Math.random; same inputs, same rows.
+ * every listing that arrived by t and ended less than 24 months before t (so
+ * the 24-month history starts in steady state), over a fixed building stock.
+ * Pure: no clock reads, no Math.random; same inputs, same rows.
  */
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
 import type { BuildingType } from '../../domain/listing.ts';
@@ -25,10 +26,13 @@ import {
   dayStart,
   drawLifecycle,
   FARE_ACT_MS,
+  firstMarketDay,
   HISTORY_DAYS,
+  inMarketAt,
   type LifeEvent,
   type ListingKind,
   listingId,
+  MAX_LIFE_DAYS,
   MAX_SCALE,
   marketIndex,
   seasonalDom,
@@ -71,7 +75,6 @@ export const DETAIL_RETENTION_DAYS = 14;
 export const OPEN_HOUSE_LOOKAHEAD_DAYS = 10;
 export const OPEN_HOUSE_HISTORY_DAYS = 21;
 
-const BED_RENT = [0.8, 1, 1.4, 1.85, 2.5];
 const BASE_SQFT = [480, 700, 1050, 1450, 2200];
 const RENT_TYPE: Readonly<Record<BuildingType, number>> = {
   RENTAL: 1,
@@ -137,6 +140,7 @@ export class DemoMarketGenerator {
   private readonly saleTable: WeightedTable<DemoBuilding>;
   private readonly brokerRental: WeightedTable<string>;
   private readonly brokerSale: WeightedTable<string>;
+  private drawn = 0;
 
   constructor(options: DemoMarketOptions) {
     if (!Number.isInteger(options.seed)) throw new Error('demo market seed must be an integer');
@@ -160,31 +164,42 @@ export class DemoMarketGenerator {
     );
   }
 
-  /** Days whose arrivals can fall in the history window, oldest first. */
-  private days(): number[] {
-    const first = dayNumber(this.nowMs - HISTORY_DAYS * DAY_MS);
+  /** Days whose arrivals of `kind` can be in the market at `now`, oldest first (burn-in included). */
+  private days(kind: ListingKind): number[] {
+    const first = firstMarketDay(kind, this.nowMs);
     const last = dayNumber(this.nowMs);
     const out: number[] = [];
     for (let d = first; d <= last; d++) out.push(d);
     return out;
   }
 
-  /** Upper bound of listing rows (the window's edges drop a few): sizes a progress bar. */
+  /**
+   * Arrivals `listings()` draws (a bound on its rows: most burn-in arrivals have
+   * ended before the window): sizes a progress bar counted in `arrivalsDrawn`.
+   */
   plannedListings(): number {
     let total = 0;
-    for (const day of this.days()) {
-      total +=
-        arrivalsOn(this.seed, this.scale, 'rental', day) + arrivalsOn(this.seed, this.scale, 'sale', day);
+    for (const kind of ['rental', 'sale'] as const) {
+      for (const day of this.days(kind)) total += arrivalsOn(this.seed, this.scale, kind, day);
     }
     return total;
   }
 
-  /** Every listing of the window, in ascending id order (day, then rentals before sales). */
+  /** Arrivals `listings()` has drawn so far, kept or not: progress against `plannedListings()`. */
+  get arrivalsDrawn(): number {
+    return this.drawn;
+  }
+
+  /** Every listing in the market at `now`, in ascending id order (day, then rentals before sales). */
   *listings(): Generator<ListingBundle> {
-    for (const day of this.days()) {
+    const firstRental = firstMarketDay('rental', this.nowMs);
+    this.drawn = 0;
+    for (const day of this.days('sale')) {
       for (const kind of ['rental', 'sale'] as const) {
+        if (kind === 'rental' && day < firstRental) continue;
         const n = arrivalsOn(this.seed, this.scale, kind, day);
         for (let index = 0; index < n; index++) {
+          this.drawn++;
           const bundle = this.listing(kind, day, index);
           if (bundle) yield bundle;
         }
@@ -192,14 +207,15 @@ export class DemoMarketGenerator {
     }
   }
 
-  /** One listing as of `now`, or null when it arrived outside the window. */
+  /** One listing as of `now`, or null when it is not in the market then (see `inMarketAt`). */
   listing(kind: ListingKind, day: number, index: number): ListingBundle | null {
     return this.listingAt(kind, day, index, this.nowMs);
   }
 
   /**
    * One listing observed at instant `at` over this generator's building stock
-   * (drawn at `now`), or null when it arrived outside the 24 months before `at`.
+   * (drawn at `now`), or null when it is not in the market at `at`: not yet
+   * arrived, or ended HISTORY_DAYS or more before (`inMarketAt`).
    * Within `now`'s calendar year this equals `listing()` of a generator built at
    * `at`, bookkeeping timestamps (`refreshed_at`, details' `updated_at`) aside:
    * the market simulator observes one stock at a moving instant with it.
@@ -216,9 +232,11 @@ export class DemoMarketGenerator {
     const id = listingId(kind, day, index);
     const rng = new Rng(this.seed, 'listing', id);
     const listedAt = dayStart(day) + Math.round(rng.range(13, 23.5) * 60) * 60_000;
-    if (listedAt > at || listedAt <= at - HISTORY_DAYS * DAY_MS) return null;
+    // Cheap rejections first; a burn-in arrival needs its plan to know when it ended.
+    if (listedAt > at || listedAt <= at - (HISTORY_DAYS + MAX_LIFE_DAYS[kind]) * DAY_MS) return null;
     const building = (kind === 'rental' ? this.rentalTable : this.saleTable).pick(rng);
     const plan = this.plan(rng, kind, id, building, listedAt);
+    if (!inMarketAt(listedAt, plan.events[plan.events.length - 1]!.at, at)) return null;
     return this.observe(plan, at, parts === 'all');
   }
 
@@ -298,7 +316,7 @@ export class DemoMarketGenerator {
     if (kind === 'rental') {
       const raw =
         area.profile.rent *
-        (BED_RENT[Math.min(beds, 4)]! + 0.35 * Math.max(0, beds - 4)) *
+        (spec.bedRent[Math.min(beds, 4)]! + 0.35 * Math.max(0, beds - 4)) *
         RENT_TYPE[b.type] *
         b.quality *
         floorPremium *
@@ -622,7 +640,7 @@ export class DemoMarketGenerator {
     if (kind === 'rental') {
       return (
         b.area.profile.rent *
-        (BED_RENT[Math.min(plan.beds, 4)]! + 0.35 * Math.max(0, plan.beds - 4)) *
+        (b.spec.bedRent[Math.min(plan.beds, 4)]! + 0.35 * Math.max(0, plan.beds - 4)) *
         RENT_TYPE[b.type] *
         index
       );
@@ -964,7 +982,11 @@ function listingTables(
     );
     saleWeights.push(
       saleTotal > 0 && SALE_TYPES_OK.has(b.type)
-        ? (weight * b.spec.saleRatio * (saleMix[b.type] ?? 0) * Math.sqrt(b.units)) /
+        ? (weight *
+            b.area.profile.saleVolume *
+            b.spec.saleRatio *
+            (saleMix[b.type] ?? 0) *
+            Math.sqrt(b.units)) /
             (saleTotal * sqrtUnits(buildings, key, countBy.get(key)!))
         : 0,
     );

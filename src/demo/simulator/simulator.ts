@@ -15,8 +15,10 @@
  * and appends the listing again (its old entry goes stale), so a query is a
  * binary search plus a forward scan, never a regeneration of the market.
  * Listings arrive day by day as the clock reaches them and leave the feed
- * 24 months after arrival, exactly when they leave `marketAt` (by then they
- * are long off market; a replicated store keeps them).
+ * 24 months after their last lifecycle event, exactly when they leave
+ * `marketAt` (`inMarketAt`; by then they are long off market, a replicated
+ * store keeps them). Lives that began before the 24 months and still ran at
+ * their start are in the index from the first instant, as in `marketAt`.
  *
  * Change log (`changesBetween`), in the pipeline's vocabulary
  * (src/jobs/refresh/listing-diff.ts), for events at from < occurredAt ≤ to:
@@ -37,7 +39,13 @@ import { CLOSE_EVENT_TYPE, type ListingEventType } from '../../domain/events.ts'
 import { type Clock, DAY_MS } from '../../platform/clock.ts';
 import type { ListingRow } from '../../platform/db/tables.ts';
 import type { UpstreamBuilding, UpstreamListing } from '../../upstream/source.ts';
-import { arrivalsOn, dayNumber, HISTORY_DAYS, type ListingKind } from '../market/lifecycle.ts';
+import {
+  arrivalsOn,
+  dayNumber,
+  firstMarketDay,
+  HISTORY_DAYS,
+  type ListingKind,
+} from '../market/lifecycle.ts';
 import {
   DemoMarketGenerator,
   detailKeptAt,
@@ -80,6 +88,8 @@ export interface SimListing {
   readonly index: number;
   readonly buildingId: string;
   readonly listedAt: number;
+  /** When the listing leaves the feed: HISTORY_MS after its last lifecycle event. */
+  readonly leavesAt: number;
   /**
    * Change instants, ascending, and the state after each. A listing whose
    * life was over when the index was built keeps none (`settled`: its last
@@ -244,7 +254,8 @@ export class MarketSimulator {
     this.heap = new ChangeHeap();
     this.log = [];
     this.logAt = [];
-    this.plannedThrough = dayNumber(t - HISTORY_MS) - 1;
+    // The sale bound is the longer: the oldest day any still-present life can have begun.
+    this.plannedThrough = Math.min(firstMarketDay('rental', t), firstMarketDay('sale', t)) - 1;
     this.current = t;
     // Nothing is pushed while drawing: the loop below places every listing once.
     yield* this.planDays(dayNumber(t), Number.POSITIVE_INFINITY);
@@ -278,14 +289,18 @@ export class MarketSimulator {
 
   /** Draws the arrivals of every day up to `day`; arrivals after `now` wait in the heap. */
   private *planDays(day: number, now: number): Generator<void> {
+    // Rentals live shorter than sales: their burn-in starts later.
+    const firstRental = firstMarketDay('rental', this.current);
     for (let d = this.plannedThrough + 1; d <= day; d++) {
       if ((d & 7) === 0) yield;
       for (const kind of ['rental', 'sale'] as const) {
+        if (kind === 'rental' && d < firstRental) continue;
         const n = arrivalsOn(this.seed, this.scale, kind, d);
         for (let index = 0; index < n; index++) {
           const timeline = this.generator.timeline(kind, d, index);
-          // Arrived 24 months or more before the window start: never in the feed again.
-          if (timeline.listedAt <= this.current - HISTORY_MS) continue;
+          const leavesAt = timeline.events[timeline.events.length - 1]!.at + HISTORY_MS;
+          // Ended 24 months or more before the index's instant: never in the feed again.
+          if (leavesAt <= this.current) continue;
           const codes = timeline.changes.map((c) => stateCode(timeline, c));
           const listing: SimListing = {
             id: timeline.id,
@@ -294,6 +309,7 @@ export class MarketSimulator {
             index,
             buildingId: timeline.buildingId,
             listedAt: timeline.listedAt,
+            leavesAt,
             changes: timeline.changes,
             codes,
             settled: false,
@@ -335,7 +351,7 @@ export class MarketSimulator {
     for (let i = 0; i < this.log.length; i++) {
       const listing = this.log[i]!;
       if (listing.logPos !== i) continue;
-      if (listing.listedAt <= this.current - HISTORY_MS) {
+      if (listing.leavesAt <= this.current) {
         // Out of the feed for good.
         listing.logPos = -1;
         this.listings.delete(listing.id);
@@ -352,7 +368,7 @@ export class MarketSimulator {
 
   private isLive(i: number, t: number): boolean {
     const listing = this.log[i]!;
-    return listing.logPos === i && listing.listedAt > t - HISTORY_MS;
+    return listing.logPos === i && listing.leavesAt > t;
   }
 
   /** First log position whose (instant, key) is after (at, id); `id` null: at or after `at`. */
@@ -455,7 +471,7 @@ export class MarketSimulator {
   /**
    * Domain events that occurred at from < occurredAt ≤ to (see the module
    * comment), ordered by (occurredAt, listingId). Known from the window the
-   * simulator started with (24 months before its start) on.
+   * simulator started with (24 months before its start, plus the lives then running) on.
    */
   changesBetween(fromMs: number, toMs: number): SimulatorEvent[] {
     this.planThrough(dayNumber(toMs), this.current);

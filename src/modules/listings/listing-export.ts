@@ -12,11 +12,8 @@ import { type CsvColumn, csvHeader, csvRecords, type ListFormat, sendExport } fr
 import { PaginatedMetaSchema } from '../../http/schemas.ts';
 import { type ListingSummary, ListingSummarySchema } from './listing.schema.ts';
 
-/**
- * A summary as a list serves it. `distance` (metres from the `near` point) is
- * present only on searches that measure one.
- */
-export type ExportedListing = ListingSummary & { distance?: number | null };
+/** A summary as a list serves it (`distance` only on searches with `near`). */
+export type ExportedListing = ListingSummary;
 
 type Column = CsvColumn<ExportedListing>;
 
@@ -161,19 +158,9 @@ export const ListingFeatureCollectionSchema = Type.Object(
           ],
           { description: 'The listing location; null when it has no coordinates.' },
         ),
-        properties: Type.Composite(
-          [
-            Type.Omit(ListingSummarySchema, ['geoPoint']),
-            Type.Object({
-              distance: Type.Optional(
-                Type.Union([Type.Number(), Type.Null()], {
-                  description: 'Metres from the `near` point, on searches that measure one.',
-                }),
-              ),
-            }),
-          ],
-          { description: 'The ListingSummary fields (nested as in JSON) except `geoPoint`.' },
-        ),
+        properties: Type.Omit(ListingSummarySchema, ['geoPoint'], {
+          description: 'The ListingSummary fields (nested as in JSON) except `geoPoint`.',
+        }),
       }),
     ),
     meta: Type.Ref(PaginatedMetaSchema, {

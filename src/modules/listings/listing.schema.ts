@@ -68,6 +68,13 @@ export const ListingSummarySchema = Type.Object(
     priceDelta: Type.Number({
       description: 'Latest price change in USD (negative for a cut); 0 when never changed.',
     }),
+    distance: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'Search results with `near` only: great-circle (haversine) distance from `near` to `geoPoint`, in whole metres (rounded half up); what `radius` and `sort=DISTANCE` compare.',
+      }),
+    ),
   },
   { $id: 'ListingSummary' },
 );

@@ -9,6 +9,7 @@ import {
   nyDayNumber,
 } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import { candidateBox, distanceFrom, type GeoCriteria, MAX_RADIUS_M, type NearCircle } from './search.geo.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
 /**
@@ -28,6 +29,21 @@ const FLAG_NO_FEE = 1;
 const FLAG_PETS = 2;
 const FLAG_3D_TOUR = 4;
 const FLAG_FIBER = 8;
+
+/**
+ * Spatial grid of the index: cells of GRID_LAT_DEG × GRID_LNG_DEG degrees
+ * (about 550 m square at New York's latitude), numbered row by row
+ * (`gridRow × GRID_COLUMNS + gridColumn`), so the cells of one grid row
+ * between two longitudes are one run of keys.
+ */
+const GRID_LAT_DEG = 0.005;
+const GRID_LNG_DEG = 0.0066;
+const GRID_COLUMNS = Math.ceil(360 / GRID_LNG_DEG) + 1;
+/** Above every cell key: rows without coordinates sort last in the grid and are never read. */
+const NO_CELL = 2 ** 32 - 1;
+
+const gridRow = (latitude: number) => Math.floor((latitude + 90) / GRID_LAT_DEG);
+const gridColumn = (longitude: number) => Math.floor((longitude + 180) / GRID_LNG_DEG);
 
 /** Rows per keyset page on a worker thread, where a long statement blocks no request. */
 const WORKER_PAGE_ROWS = 8192;
@@ -130,6 +146,8 @@ class RawColumns {
   readonly pricePerSqft: number[] = [];
   readonly maxDownloadMbps: number[] = [];
   readonly transitScore: number[] = [];
+  readonly latitude: number[] = [];
+  readonly longitude: number[] = [];
   readonly buildingTypeCodes = new Map<string, number>();
   /** Codes from 1: 0 is null. */
   readonly saleTypeCodes = new Map<string, number>();
@@ -191,6 +209,20 @@ interface Partition {
   saleType: Uint8Array;
   maxDownloadMbps: Float64Array;
   transitScore: Float64Array;
+  /** Coordinates (NaN when unknown: never in a geo search). */
+  latitude: Float64Array;
+  longitude: Float64Array;
+  /**
+   * The rows of each status ordered by grid cell (then row): status `s`'s are
+   * positions `segments[s]` to `segments[s + 1]` of `gridRows`, with their
+   * cell keys (NO_CELL without coordinates) in `gridKeys`. A box is read as
+   * one run of keys per grid row it spans.
+   */
+  gridRows: Int32Array;
+  gridKeys: Float64Array;
+  /** Latitude range of the rows with coordinates (+∞/−∞ when none): bounds the grid rows a box reads. */
+  minLatitude: number;
+  maxLatitude: number;
   areaSlot: Uint16Array;
   /** Rows (ascending, so by price) of each (status, area): key `status * AREA_KEY + areaId`. */
   byStatusArea: Map<number, Int32Array>;
@@ -303,6 +335,12 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     saleType: await column((n) => new Uint8Array(n), raw.saleType),
     maxDownloadMbps: await column(f64, raw.maxDownloadMbps),
     transitScore: await column(f64, raw.transitScore),
+    latitude: await column(f64, raw.latitude),
+    longitude: await column(f64, raw.longitude),
+    gridRows: new Int32Array(0),
+    gridKeys: new Float64Array(0),
+    minLatitude: Number.POSITIVE_INFINITY,
+    maxLatitude: Number.NEGATIVE_INFINITY,
     areaSlot: await column((n) => new Uint16Array(n), areaSlotIds),
     segments: new Int32Array(LISTING_STATUSES.length + 1),
     byStatusArea: new Map(),
@@ -328,6 +366,7 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     if (slicer.due()) await slicer.yield();
   }
   for (let s = 1; s < p.segments.length; s++) p.segments[s]! += p.segments[s - 1]!;
+  await buildGrid(p, slicer);
   // Every row list is a view of one block: one buffer to move across threads
   // instead of one per (status, area) list.
   const areaBlock = new Int32Array(size);
@@ -365,6 +404,34 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     await addOrders(p, sort, asc, (row) => Number.isNaN(key[byPrice[row]!]!), slicer);
   }
   return p;
+}
+
+/**
+ * The spatial grid (see Partition.gridRows): rows sorted by (status, cell,
+ * row). Status codes are below 2^8 and cell keys below 2^32, so the sum is an
+ * exact number ordered as the pair.
+ */
+async function buildGrid(p: Partition, slicer: Slicer): Promise<void> {
+  const cellOf = new Float64Array(p.size);
+  const statusThenCell = new Float64Array(p.size);
+  for (let row = 0; row < p.size; row++) {
+    const latitude = p.latitude[row]!;
+    const longitude = p.longitude[row]!;
+    const known = Number.isFinite(latitude) && Number.isFinite(longitude);
+    cellOf[row] = known ? gridRow(latitude) * GRID_COLUMNS + gridColumn(longitude) : NO_CELL;
+    statusThenCell[row] = p.status[row]! * 2 ** 32 + cellOf[row]!;
+    if (known) {
+      if (latitude < p.minLatitude) p.minLatitude = latitude;
+      if (latitude > p.maxLatitude) p.maxLatitude = latitude;
+    }
+    if (slicer.due()) await slicer.yield();
+  }
+  p.gridRows = await sortIndices(p.size, byKey(statusThenCell), slicer);
+  p.gridKeys = new Float64Array(p.size);
+  for (let i = 0; i < p.size; i++) {
+    p.gridKeys[i] = cellOf[p.gridRows[i]!]!;
+    if (slicer.due()) await slicer.yield();
+  }
 }
 
 /**
@@ -454,6 +521,8 @@ async function buildPartitions(
         'listings.sale_type',
         'listings.rank_score',
         'listings.price_per_sqft',
+        'listings.latitude',
+        'listings.longitude',
         'buildings.fiber_available',
         'buildings.max_download_mbps',
         'building_scores.transit_score',
@@ -491,6 +560,8 @@ async function buildPartitions(
       r.pricePerSqft.push(nullToNaN(row.price_per_sqft));
       r.maxDownloadMbps.push(nullToNaN(row.max_download_mbps));
       r.transitScore.push(nullToNaN(row.transit_score));
+      r.latitude.push(nullToNaN(row.latitude));
+      r.longitude.push(nullToNaN(row.longitude));
     }
     if (rows.length < pageRows) break;
     after = rows[rows.length - 1]!.id;
@@ -678,7 +749,10 @@ export class ListingIndex {
         }
       }
     }
-    if (areaIds && rowsInBuckets < bandRows / 2) {
+    if (c.geo) {
+      // Geo search: the grid cells of the box instead of whole bands (see collectGeoMatches).
+      count = collectGeoMatches(p, c.geo, statuses, bandFrom, bandTo, areaIds ? areaMask(p, areaIds) : null);
+    } else if (areaIds && rowsInBuckets < bandRows / 2) {
       // Selective areas: copy each bucket's rows inside its status's price band (a contiguous run).
       for (const { rows, status } of buckets) {
         const from = lowerBoundRows(rows, bandFrom[status]!);
@@ -706,22 +780,173 @@ export class ListingIndex {
     if (!filter.passesAll) count = filter.narrow(matches, count);
     const activeOnly = statuses.length === 1 && statuses[0] === 0;
     const orderKey = `${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`;
-    const rows =
-      c.sort === 'DAYS_ON_MARKET' && !activeOnly
-        ? pageByDaysOnMarket(p, c, count, limit, offset)
-        : pageByOrder(
-            p,
-            (activeOnly ? p.activeOrders : p.orders).get(orderKey)!,
-            count,
-            limit,
-            offset,
-            c.sort === 'PRICE',
-          );
-    return {
-      ids: rows.map((row) => p.ids.at(row)),
-      total: count,
-    };
+    const near = c.geo?.near ?? null;
+    let rows: number[];
+    if (c.sort === 'DISTANCE') {
+      // The service admits DISTANCE only with `near`.
+      if (near === null) throw new Error('sort DISTANCE without near');
+      rows = pageByDistance(p, near, c.sortDir === 'ASC', count, limit, offset);
+    } else if (c.sort === 'DAYS_ON_MARKET' && !activeOnly) {
+      rows = pageByDaysOnMarket(p, c, count, limit, offset);
+    } else {
+      rows = pageByOrder(
+        p,
+        (activeOnly ? p.activeOrders : p.orders).get(orderKey)!,
+        count,
+        limit,
+        offset,
+        c.sort === 'PRICE',
+      );
+    }
+    const ids = rows.map((row) => p.ids.at(row));
+    if (near === null) return { ids, total: count };
+    const distance = distanceFrom(near);
+    return { ids, total: count, distances: rows.map((row) => distance(p.latitude[row]!, p.longitude[row]!)) };
   }
+}
+
+/**
+ * Fills `p.matches` with the rows of the given statuses inside the geo
+ * criteria, their status's price band (rows `bandFrom[s]` to `bandTo[s]`) and
+ * the area mask; returns how many. Reads the grid cells of the candidate box
+ * only (one run of keys per grid row, found by binary search), then applies
+ * the exact tests: the bbox edges and the rounded distance from `near`. A
+ * 1.5 km radius reads a few thousand rows, not the partition.
+ */
+function collectGeoMatches(
+  p: Partition,
+  geo: GeoCriteria,
+  statuses: readonly number[],
+  bandFrom: Int32Array,
+  bandTo: Int32Array,
+  areas: Uint8Array | null,
+): number {
+  const box = candidateBox(geo);
+  if (box === null) return 0;
+  // Also empty when the partition has no coordinates (its range is +∞..−∞).
+  const fromLat = Math.max(box.minLat, p.minLatitude);
+  const toLat = Math.min(box.maxLat, p.maxLatitude);
+  if (!(fromLat <= toLat)) return 0;
+  const firstRow = gridRow(fromLat);
+  const lastRow = gridRow(toLat);
+  const firstColumn = gridColumn(box.minLng);
+  const lastColumn = gridColumn(box.maxLng);
+  const exact = geo.box ?? { minLat: -90, maxLat: 90, minLng: -180, maxLng: 180 };
+  const near = geo.near;
+  const distance = near ? distanceFrom(near) : null;
+  const radius = near ? near.radiusM : 0;
+  const { gridRows, gridKeys, latitude, longitude, areaSlot, matches } = p;
+  let count = 0;
+  for (const status of statuses) {
+    const priceFrom = bandFrom[status]!;
+    const priceTo = bandTo[status]!;
+    if (priceFrom >= priceTo) continue;
+    const end = p.segments[status + 1]!;
+    let at = p.segments[status]!;
+    for (let y = firstRow; y <= lastRow && at < end; y++) {
+      at = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + firstColumn);
+      const runEnd = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + lastColumn + 1);
+      for (; at < runEnd; at++) {
+        const row = gridRows[at]!;
+        if (row < priceFrom || row >= priceTo) continue;
+        if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
+        const lat = latitude[row]!;
+        const lng = longitude[row]!;
+        if (lat < exact.minLat || lat > exact.maxLat || lng < exact.minLng || lng > exact.maxLng) continue;
+        if (distance !== null && distance(lat, lng) > radius) continue;
+        matches[count++] = row;
+      }
+    }
+  }
+  return count;
+}
+
+/** First index in [from, to) of ascending `keys` whose key is ≥ `key`. */
+function lowerBoundKeys(keys: Float64Array, from: number, to: number, key: number): number {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Scratch of pageByDistance, allocated once per thread (searches run
+ * synchronously): a wide radius would otherwise allocate a histogram of up to
+ * 200 kB, and the keys, on every search.
+ */
+const distanceScratch = {
+  histogram: new Int32Array(MAX_RADIUS_M + 1),
+  wanted: new Uint8Array(MAX_RADIUS_M + 1),
+  keys: new Float64Array(4096),
+};
+
+/**
+ * The page by distance from `near` (then id, both in the requested
+ * direction). Every match is within the radius (≤ MAX_RADIUS_M whole metres),
+ * so, as for days on market, a histogram of distances finds the distances
+ * the page covers and only those matches are sorted.
+ */
+function pageByDistance(
+  p: Partition,
+  near: NearCircle,
+  asc: boolean,
+  count: number,
+  limit: number,
+  offset: number,
+): number[] {
+  if (offset >= count) return [];
+  const distance = distanceFrom(near);
+  const distances = p.positions;
+  let maxDistance = 0;
+  for (let k = 0; k < count; k++) {
+    const row = p.matches[k]!;
+    const d = distance(p.latitude[row]!, p.longitude[row]!);
+    distances[k] = d;
+    if (d > maxDistance) maxDistance = d;
+  }
+  // Matches are within the radius, so the scratch fits; the fallback only guards the invariant.
+  const fits = maxDistance <= MAX_RADIUS_M;
+  const histogram = fits
+    ? distanceScratch.histogram.fill(0, 0, maxDistance + 1)
+    : new Int32Array(maxDistance + 1);
+  const wanted = fits ? distanceScratch.wanted.fill(0, 0, maxDistance + 1) : new Uint8Array(maxDistance + 1);
+  for (let k = 0; k < count; k++) histogram[distances[k]!]!++;
+  const slotAt = (i: number) => (asc ? i : maxDistance - i);
+  let before = 0;
+  let skipped = 0;
+  for (let i = 0; i <= maxDistance && before < offset + limit; i++) {
+    const slot = slotAt(i);
+    const n = histogram[slot]!;
+    if (before + n > offset) wanted[slot] = 1;
+    else skipped += n;
+    before += n;
+  }
+  // Numeric keys in result order: position of the distance in the walk, then id in the requested direction.
+  const idSpan = 2 ** Math.ceil(Math.log2(p.size + 1));
+  let keys = distanceScratch.keys;
+  let n = 0;
+  for (let k = 0; k < count; k++) {
+    const d = distances[k]!;
+    if (wanted[d] !== 1) continue;
+    if (n === keys.length) {
+      const grown = new Float64Array(keys.length * 2);
+      grown.set(keys);
+      keys = grown;
+      distanceScratch.keys = grown;
+    }
+    const id = p.idRank[p.matches[k]!]!;
+    keys[n++] = (asc ? d : maxDistance - d) * idSpan + (asc ? id : p.size - 1 - id);
+  }
+  const sorted = keys.subarray(0, n).sort();
+  const from = offset - skipped;
+  return Array.from(sorted.subarray(from, from + limit), (key) => {
+    const id = key % idSpan;
+    return p.rowOfId[asc ? id : p.size - 1 - id]!;
+  });
 }
 
 /** A fresh mark value for `marks` and `rowMarks` (wrapping clears both). */

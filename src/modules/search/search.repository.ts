@@ -6,6 +6,7 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
+import { EARTH_RADIUS_M } from '../../domain/geo.ts';
 import {
   type ListingStatus,
   type ListingType,
@@ -16,6 +17,7 @@ import {
 import type { Dialect } from '../../platform/db/database.ts';
 import type { BuildingScoresRow, Database } from '../../platform/db/tables.ts';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../listings/listing.mapper.ts';
+import { candidateBox, type GeoCriteria, type NearCircle, TO_RADIANS } from './search.geo.ts';
 import type { SearchSort, SortDir } from './search.schema.ts';
 
 /** Search criteria in storage terms: every bound inclusive, every list an OR, absent means unfiltered. */
@@ -47,6 +49,8 @@ export interface SearchCriteria {
   minTransitScore?: number | undefined;
   fiberOnly?: boolean | undefined;
   minDownloadMbps?: number | undefined;
+  /** `bbox` / `near` + `radius` (see search.geo.ts); absent or null: no geo filter. */
+  geo?: GeoCriteria | null | undefined;
   sort: SearchSort;
   sortDir: SortDir;
   /** Reference instant for days on market and open houses. */
@@ -94,6 +98,41 @@ function daysOnMarketExpr(dialect: Dialect, eb: Eb, nowIso: string) {
     .else(eb.fn.coalesce('listings.contract_at', 'listings.off_market_at', sql.val(nowIso)))
     .end();
   return daysBetween(dialect, eb.ref('listings.listed_at'), end);
+}
+
+/**
+ * The rounded distance (metres) from `near` to the listing, as SQL: the
+ * operations of `distanceFrom` (search.geo.ts) in the same order, with the
+ * constants computed once in JS and bound as doubles, so SQLite, PostgreSQL
+ * and the index round the same value. `floor(x + 0.5)` rather than round():
+ * PostgreSQL rounds a double half to even.
+ */
+function sqlDistance(dialect: Dialect, near: NearCircle) {
+  const double = (value: number) =>
+    dialect === 'postgres' ? sql<number>`cast(${value} as double precision)` : sql<number>`${value}`;
+  const rad = double(TO_RADIANS);
+  const sinHalfLat = sql`sin(((listings.latitude - ${double(near.latitude)}) * ${rad}) / 2)`;
+  const sinHalfLng = sql`sin(((listings.longitude - ${double(near.longitude)}) * ${rad}) / 2)`;
+  const cosLat0 = double(Math.cos(near.latitude * TO_RADIANS));
+  const h = sql`${sinHalfLat} * ${sinHalfLat} + ${cosLat0} * cos(listings.latitude * ${rad}) * (${sinHalfLng} * ${sinHalfLng})`;
+  const least = dialect === 'postgres' ? sql.raw('least') : sql.raw('min');
+  return sql<number>`floor(2 * ${double(EARTH_RADIUS_M)} * asin(${least}(1, sqrt(${h}))) + 0.5)`;
+}
+
+/**
+ * `bbox` and `near`: a box prefilter on the columns (the circle's box, met
+ * with bbox), then the exact box and distance tests.
+ */
+function applyGeoFilter(query: ListingQuery, geo: GeoCriteria, dialect: Dialect): ListingQuery {
+  const box = candidateBox(geo);
+  if (box === null) return query.where(sql<SqlBool>`1 = 0`);
+  let q = query
+    .where('listings.latitude', '>=', box.minLat)
+    .where('listings.latitude', '<=', box.maxLat)
+    .where('listings.longitude', '>=', box.minLng)
+    .where('listings.longitude', '<=', box.maxLng);
+  if (geo.near) q = q.where(sqlDistance(dialect, geo.near), '<=', geo.near.radiusM);
+  return q;
 }
 
 function applyFilters(query: ListingQuery, c: SearchCriteria, dialect: Dialect): ListingQuery {
@@ -148,6 +187,7 @@ function applyFilters(query: ListingQuery, c: SearchCriteria, dialect: Dialect):
       .innerJoin('building_scores', 'building_scores.building_id', 'listings.building_id')
       .where('building_scores.transit_score', '>=', c.minTransitScore);
   }
+  if (c.geo) q = applyGeoFilter(q, c.geo, dialect);
   return q;
 }
 
@@ -183,6 +223,12 @@ function daysOnMarketFilter(eb: Eb, c: SearchCriteria, dialect: Dialect, nowIso:
 function applySort(query: ListingQuery, c: SearchCriteria, dialect: Dialect): ListingQuery {
   const dir = c.sortDir === 'ASC' ? 'asc' : 'desc';
   switch (c.sort) {
+    case 'DISTANCE': {
+      // The service admits DISTANCE only with `near`.
+      const near = c.geo?.near;
+      if (!near) throw new Error('sort DISTANCE without near');
+      return query.orderBy(sqlDistance(dialect, near), dir).orderBy('listings.id', dir);
+    }
     case 'RECOMMENDED':
       return query.orderBy('listings.rank_score', dir).orderBy('listings.id', dir);
     case 'PRICE':
@@ -216,6 +262,8 @@ function applySort(query: ListingQuery, c: SearchCriteria, dialect: Dialect): Li
 export interface IdPage {
   ids: string[];
   total: number;
+  /** With `near`: each id's distance from it (metres, see search.geo.ts), in the order of `ids`. */
+  distances?: number[];
 }
 
 /**
@@ -230,11 +278,22 @@ export async function searchListingIds(
   offset: number,
 ): Promise<IdPage> {
   const base = applyFilters(db.selectFrom('listings') as ListingQuery, c, dialect);
+  const near = c.geo?.near;
+  const page = applySort(base, c, dialect).limit(limit).offset(offset);
+  const count = base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  if (!near) {
+    const [idRows, countRow] = await Promise.all([page.select('listings.id').execute(), count]);
+    return { ids: idRows.map((r) => r.id), total: Number(countRow.n) };
+  }
   const [idRows, countRow] = await Promise.all([
-    applySort(base, c, dialect).select('listings.id').limit(limit).offset(offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    page.select(['listings.id', sqlDistance(dialect, near).as('distance')]).execute(),
+    count,
   ]);
-  return { ids: idRows.map((r) => r.id), total: Number(countRow.n) };
+  return {
+    ids: idRows.map((r) => r.id),
+    total: Number(countRow.n),
+    distances: idRows.map((r) => Number(r.distance)),
+  };
 }
 
 /** Summary rows for the given ids, in the order of `ids`. */

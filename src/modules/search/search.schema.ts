@@ -2,12 +2,27 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { AMENITIES } from '../../domain/amenities.ts';
 import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../../domain/listing.ts';
 import { formatParam } from '../../http/formats.ts';
-import { CommaList, DateOrDateTimeString, listResponse, readErrors, StringEnum } from '../../http/schemas.ts';
+import {
+  CommaList,
+  DateOrDateTimeString,
+  listResponse,
+  PatternString,
+  readErrors,
+  StringEnum,
+} from '../../http/schemas.ts';
 import { AreaListParam } from '../areas/areas.schema.ts';
 import { BuildingScoresSummarySchema, ListingSummarySchema } from '../listings/listing.schema.ts';
 import { LISTING_CSV_DOC, ListingFeatureCollectionSchema } from '../listings/listing-export.ts';
+import { BBOX_PATTERN, DEFAULT_RADIUS_M, MAX_RADIUS_M, NEAR_PATTERN } from './search.geo.ts';
 
-export const SORTS = ['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DAYS_ON_MARKET'] as const;
+export const SORTS = [
+  'RECOMMENDED',
+  'PRICE',
+  'LISTED_AT',
+  'PRICE_PER_SQFT',
+  'DAYS_ON_MARKET',
+  'DISTANCE',
+] as const;
 export type SearchSort = (typeof SORTS)[number];
 export const SORT_DIRS = ['ASC', 'DESC'] as const;
 export type SortDir = (typeof SORT_DIRS)[number];
@@ -19,6 +34,7 @@ export const DEFAULT_SORT_DIR: Record<SearchSort, SortDir> = {
   LISTED_AT: 'DESC',
   PRICE_PER_SQFT: 'ASC',
   DAYS_ON_MARKET: 'ASC',
+  DISTANCE: 'ASC',
 };
 
 const MAX_PRICE = 1_000_000_000;
@@ -113,19 +129,41 @@ const commonParams = {
       description: 'Fastest advertised download speed of any provider at the building, in Mbps.',
     }),
   ),
+  bbox: Type.Optional(
+    PatternString(BBOX_PATTERN, 'four decimals: minLng,minLat,maxLng,maxLat', {
+      maxLength: 200,
+      description:
+        'Bounding box in GeoJSON order (RFC 7946), **longitude first**: `minLng,minLat,maxLng,maxLat`, e.g. `-74.02,40.70,-73.97,40.76` (lower Manhattan). Inclusive; longitudes in [-180, 180], latitudes in [-90, 90], min < max on each axis (a degenerate box is a 400; boxes crossing the antimeridian are not supported). Combines with every other filter, `near` and `areas` included (all must match).',
+      examples: ['-74.02,40.70,-73.97,40.76'],
+    }),
+  ),
+  near: Type.Optional(
+    PatternString(NEAR_PATTERN, 'two decimals: lat,lng', {
+      maxLength: 100,
+      description: `A point as maps copy it, **latitude first**: \`lat,lng\`, e.g. \`40.7549,-73.9840\` (Bryant Park). Keeps listings within \`radius\` of it (great-circle distance), and adds \`distance\` (whole metres) to each result. Note the order differs from \`bbox\` (GeoJSON, longitude first).`,
+      examples: ['40.7549,-73.9840'],
+    }),
+  ),
+  radius: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_RADIUS_M,
+      description: `Metres from \`near\` (inclusive, compared with the rounded \`distance\`); default ${DEFAULT_RADIUS_M.toLocaleString('en-US')}, at most ${MAX_RADIUS_M.toLocaleString('en-US')}. Only with \`near\` (without it, a 400).`,
+    }),
+  ),
   status: Type.Optional(
     commaList(LISTING_STATUSES, 'Comma-separated statuses to include; default `ACTIVE`.'),
   ),
   sort: Type.Optional(
     StringEnum(SORTS, {
       description:
-        '`RECOMMENDED` (default): quality and recency rank. `PRICE`, `LISTED_AT` (unknown dates last), `PRICE_PER_SQFT` (unknown sizes last), `DAYS_ON_MARKET`. Ties are broken by id, so pages are stable.',
+        '`RECOMMENDED` (default): quality and recency rank. `PRICE`, `LISTED_AT` (unknown dates last), `PRICE_PER_SQFT` (unknown sizes last), `DAYS_ON_MARKET`, `DISTANCE` (from `near`, which it requires). Ties are broken by id, so pages are stable.',
     }),
   ),
   sortDir: Type.Optional(
     StringEnum(SORT_DIRS, {
       description:
-        'Default per sort: RECOMMENDED DESC, PRICE ASC, LISTED_AT DESC (newest first), PRICE_PER_SQFT ASC, DAYS_ON_MARKET ASC.',
+        'Default per sort: RECOMMENDED DESC, PRICE ASC, LISTED_AT DESC (newest first), PRICE_PER_SQFT ASC, DAYS_ON_MARKET ASC, DISTANCE ASC (nearest first).',
     }),
   ),
   page: Type.Optional(

@@ -22,6 +22,7 @@ import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
 import { ListingIndex } from './active-index.ts';
+import { geoCriteria } from './search.geo.ts';
 import {
   findBuildingScores,
   findSummaryRows,
@@ -116,6 +117,16 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
 }
 
 /**
+ * A cached summary with the search's `distance` added as its last member: the
+ * summary is cached without it (it depends on the query), so it is spliced in
+ * rather than re-serializing the object.
+ */
+function withDistance(summary: Buffer, distance: number): Buffer {
+  // A serialized summary ends with its closing brace (no trailing whitespace).
+  return Buffer.concat([summary.subarray(0, summary.length - 1), Buffer.from(`,"distance":${distance}}`)]);
+}
+
+/**
  * Listing search. Translates API parameters into storage criteria, rejecting
  * contradictory or unknown values with a 400 that names the parameter.
  */
@@ -187,6 +198,7 @@ export class SearchService {
         message: `must not be later than listedBefore (${q.listedAfter} > ${q.listedBefore})`,
       });
     }
+    const geo = geoCriteria(q);
     const sort = q.sort ?? 'RECOMMENDED';
     const amenities = splitList(q.amenities) as Amenity[] | undefined;
     return {
@@ -216,6 +228,7 @@ export class SearchService {
       minTransitScore: q.minTransitScore,
       fiberOnly: q.fiberOnly,
       minDownloadMbps: q.minDownloadMbps,
+      geo,
       sort,
       sortDir: q.sortDir ?? DEFAULT_SORT_DIR[sort],
       now: this.clock.now(),
@@ -389,7 +402,12 @@ export class SearchService {
     perPage: number,
     dataVersion: string,
   ): Promise<SearchPage> {
-    const { ids, total, snapshot } = await this.idPage(criteria, perPage, (page - 1) * perPage, dataVersion);
+    const { ids, total, snapshot, distances } = await this.idPage(
+      criteria,
+      perPage,
+      (page - 1) * perPage,
+      dataVersion,
+    );
     const nowMs = criteria.now.getTime();
     this.cache.useVersion(snapshot);
     const found = ids.map((id) => this.cache.get(id, nowMs));
@@ -422,10 +440,10 @@ export class SearchService {
     }
     const items: Buffer[] = [];
     let allDetailScraped = ids.length > 0;
-    for (const entry of found) {
+    for (const [i, entry] of found.entries()) {
       // Missing only if the listing vanished between the two queries.
       if (!entry) continue;
-      items.push(entry.json);
+      items.push(distances ? withDistance(entry.json, distances[i]!) : entry.json);
       allDetailScraped &&= entry.detailScraped;
     }
     return { items, total, allDetailScraped };
