@@ -19,6 +19,7 @@ import { installCors } from './cors.ts';
 import { httpEdge } from './edge.ts';
 import { installErrorHandling } from './error-handler.ts';
 import { ApiError, errorBody } from './errors.ts';
+import { completeOpenApiDocument, loadOpenApiExamples, openApiServers } from './openapi-document.ts';
 import { redactingLogOptions } from './redact.ts';
 import { buildRequestValidator } from './validation.ts';
 
@@ -121,8 +122,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
           'NYC real estate listings data: search, listings, buildings, areas and market statistics. Data in the built-in demo market is synthetic.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
-      servers: [{ url: '/' }],
+      // Absolute, from PUBLIC_URL: generated clients and validating proxies take the base URL from here.
+      servers: openApiServers(config.publicUrl),
       webhooks: {
         ...eventWebhooks(),
         'webhook.ping': {
@@ -223,6 +224,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
         },
       ],
     },
+    // Headers, every error status, examples and webhook security: ./openapi-document.ts.
+    transformObject: (generated) =>
+      'openapiObject' in generated
+        ? completeOpenApiDocument(generated.openapiObject, {
+            publicUrl: config.publicUrl,
+            examples: loadOpenApiExamples(),
+          })
+        : generated.swaggerObject,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
