@@ -26,11 +26,19 @@ import { ERROR_CODES, type ErrorCode } from './errors.ts';
 
 type Json = Record<string, unknown>;
 
+/** One answer of an operation on the demo market, and the request that got it. */
+export interface RecordedOperation {
+  request: { method: string; path: string };
+  status: number;
+  contentType: string;
+  value: unknown;
+}
+
 /** What `scripts/openapi-examples.ts` records: one success answer per operation, one body per error code. */
 export interface OpenApiExamples {
   /** How the examples were made (demo market seed, scale, instant). */
   source: Json;
-  operations: Record<string, { status: number; contentType: string; value: unknown }>;
+  operations: Record<string, RecordedOperation>;
   errors: Partial<Record<ErrorCode, unknown>>;
 }
 
@@ -270,13 +278,7 @@ function completeOperation(
     const keys = Number.isInteger(status) ? headersFor(status, metering) : ['XRequestId'];
     response.headers = { ...headerRefs(keys as HeaderKey[]), ...(response.headers as Json | undefined) };
   }
-  if (responses.default === undefined) {
-    responses.default = {
-      description: DEFAULT_RESPONSE_DESCRIPTION,
-      headers: headerRefs(['XRequestId']),
-      content: { 'application/json': { schema: { $ref: ENVELOPE_REF } } },
-    };
-  }
+  responses.default ??= { $ref: '#/components/responses/EdgeError' };
 
   const recorded = operation.operationId ? examples.operations[operation.operationId] : undefined;
   if (recorded) {
@@ -288,8 +290,16 @@ function completeOperation(
 
 const ENVELOPE_DESCRIPTION = 'The single error envelope used by every endpoint.';
 
-function errorResponseComponent(status: number, metering: Metering, examples: OpenApiExamples): Json {
-  const recorded = codesOf(status).filter((code) => examples.errors[code] !== undefined);
+/** Codes answered at the HTTP edge, before any route: the `default` response of every operation. */
+const EDGE_CODES: ErrorCode[] = ['REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE'];
+
+function errorResponseComponent(
+  codes: ErrorCode[],
+  description: string,
+  headers: HeaderKey[],
+  examples: OpenApiExamples,
+): Json {
+  const recorded = codes.filter((code) => examples.errors[code] !== undefined);
   const media: Json = { schema: { $ref: ENVELOPE_REF } };
   if (recorded.length > 0) {
     media.examples = Object.fromEntries(
@@ -297,8 +307,8 @@ function errorResponseComponent(status: number, metering: Metering, examples: Op
     );
   }
   return {
-    description: ERROR_STATUSES[status]!.description,
-    headers: headerRefs(headersFor(status, metering)),
+    description,
+    headers: headerRefs(headers),
     content: { 'application/json': media },
   };
 }
@@ -369,10 +379,21 @@ export function completeOpenApiDocument<T extends object>(document: T, options: 
     ]),
   );
   const sorted = [...used.entries()].sort(([a], [b]) => a.localeCompare(b));
-  components.responses = Object.fromEntries(
-    sorted.map(([name, { status, metering }]) => [name, errorResponseComponent(status, metering, examples)]),
-  );
-  const usedCodes = new Set([...used.values()].flatMap(({ status }) => codesOf(status)));
+  components.responses = {
+    ...Object.fromEntries(
+      sorted.map(([name, { status, metering }]) => [
+        name,
+        errorResponseComponent(
+          codesOf(status),
+          ERROR_STATUSES[status]!.description,
+          headersFor(status, metering),
+          examples,
+        ),
+      ]),
+    ),
+    EdgeError: errorResponseComponent(EDGE_CODES, DEFAULT_RESPONSE_DESCRIPTION, ['XRequestId'], examples),
+  };
+  const usedCodes = new Set([...[...used.values()].flatMap(({ status }) => codesOf(status)), ...EDGE_CODES]);
   components.examples = Object.fromEntries(
     (Object.keys(ERROR_CODES) as ErrorCode[])
       .filter((code) => usedCodes.has(code) && examples.errors[code] !== undefined)
