@@ -12,6 +12,7 @@
  *
  *   npx tsx scripts/openapi-examples.ts
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -313,13 +314,58 @@ async function main(): Promise<void> {
   await record('getOAuthServerMetadataForMcp', '/.well-known/oauth-authorization-server/mcp', { key: null });
   await record('getProtectedResourceMetadata', '/.well-known/oauth-protected-resource', { key: null });
   await record('getMcpProtectedResourceMetadata', '/.well-known/oauth-protected-resource/mcp', { key: null });
-  await record('registerOAuthClient', '/oauth/register', {
+  const redirectUri = 'https://app.example.com/oauth/callback';
+  const client = await record<{ client_id: string }>('registerOAuthClient', '/oauth/register', {
     method: 'POST',
     key: null,
-    body: {
-      client_name: 'Acme listings assistant',
-      redirect_uris: ['https://app.example.com/oauth/callback'],
+    body: { client_name: 'Acme listings assistant', redirect_uris: [redirectUri] },
+  });
+  // Authorization code with PKCE: the consent form posted as a browser would, then the token exchange.
+  const verifier = randomBytes(32).toString('base64url');
+  const consentPage = await fetch(
+    `${base}/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      state: 'demo-state',
+    })}`,
+  );
+  const html = await consentPage.text();
+  const fields = Object.fromEntries(
+    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
+      m[1]!,
+      m[2]!
+        .replaceAll('&quot;', '"')
+        .replaceAll('&#39;', "'")
+        .replaceAll('&lt;', '<')
+        .replaceAll('&gt;', '>')
+        .replaceAll('&amp;', '&'),
+    ]),
+  );
+  const decided = await fetch(`${base}/oauth/authorize`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: consentPage.headers.get('set-cookie')?.split(';')[0] ?? '',
     },
+    body: new URLSearchParams({ ...fields, action: 'approve', api_key: business }),
+  });
+  const code = new URL(decided.headers.get('location') ?? 'x:').searchParams.get('code');
+  if (!code) throw new Error(`the consent step answered ${decided.status} without a code`);
+  await record('oauthToken', '/oauth/token', {
+    method: 'POST',
+    key: null,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      client_id: client.client_id,
+    }).toString(),
   });
   await record('getMcpServerCard', '/.well-known/mcp/server.json', { key: null });
   await record('mcp', '/mcp', {

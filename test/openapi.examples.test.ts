@@ -28,8 +28,7 @@ interface Document {
 
 /**
  * Operations without a JSON example, and why: their success answer has no
- * JSON body to show (an image, an HTML page, a redirect, no content), or
- * needs a browser consent step to obtain (the token exchange).
+ * JSON body to show (an image, an HTML page, a redirect, no content).
  */
 const WITHOUT_JSON_EXAMPLE: Record<string, string> = {
   getPhoto: 'image/webp',
@@ -38,7 +37,6 @@ const WITHOUT_JSON_EXAMPLE: Record<string, string> = {
   deleteWatcher: '204, no body',
   authorizeOAuth: 'HTML consent page',
   decideOAuth: '302 redirect',
-  oauthToken: 'needs the browser consent step for a code',
   mcpStream: '405 only (stateless transport)',
   mcpEndSession: '405 only (stateless transport)',
 };
