@@ -64,13 +64,14 @@ async function main(): Promise<void> {
     // A small anonymous window, so a few calls elicit the 429.
     RATE_LIMIT_FREE: '8',
   });
-  // Deliveries never open a socket: the receiver "answers" 503, so a delivery stays pending (retried later).
-  const connector = async (_request: OutboundRequest): Promise<OutboundResponse> => ({
-    status: 503,
-    retryAfter: '3600',
-    location: undefined,
-    bodySnippet: '',
-  });
+  // Deliveries never open a socket: the receiver "answers" 503, so a delivery stays pending (retried
+  // later). What it was sent is kept, by event type: the webhook payload examples.
+  const delivered = new Map<string, unknown>();
+  const connector = async (request: OutboundRequest): Promise<OutboundResponse> => {
+    const payload = JSON.parse(request.body) as { type: string };
+    if (!delivered.has(payload.type)) delivered.set(payload.type, payload);
+    return { status: 503, retryAfter: '3600', location: undefined, bodySnippet: '' };
+  };
   const composition = await compose({
     config,
     store,
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
     },
     operations: {},
     errors: {},
+    webhooks: {},
   };
 
   interface Call {
@@ -264,7 +266,9 @@ async function main(): Promise<void> {
       NOW.toISOString(),
     );
   });
-  await record('listEvents', '/v1/events?perPage=2');
+  const feed = await record<{ data: { type: string }[] }>('listEvents', '/v1/events?perPage=2');
+  // A webhook delivery of a listing event is the feed's event (the ListingEvent payload).
+  for (const event of feed.data) examples.webhooks[event.type] ??= event;
   await recordStream('streamEvents', '/v1/events/stream?after=0', business);
   await recordStream('streamListing', `/v1/listing/${listing.id}`, business);
 
@@ -285,6 +289,8 @@ async function main(): Promise<void> {
   });
   await record('rotateWebhookSecret', `/v1/webhooks/${webhook.data.id}/rotate-secret`, { method: 'POST' });
   await record('testWebhook', `/v1/webhooks/${webhook.data.id}/test`, { method: 'POST' });
+  // The delivery worker sends the test delivery (to the connector above).
+  await ctx.webhookDelivery.drain();
   const deliveries = await record<{ data: { id: string }[] }>(
     'listWebhookDeliveries',
     `/v1/webhooks/${webhook.data.id}/deliveries?perPage=2`,
@@ -429,6 +435,8 @@ async function main(): Promise<void> {
     examples.errors[code] = errorBody(new ApiError(code, message, details), requestId);
   }
 
+  for (const [type, payload] of delivered) examples.webhooks[type] ??= payload;
+
   await app.close();
   await composition.close();
   await store.close();
@@ -440,6 +448,7 @@ async function main(): Promise<void> {
   writeFileSync(fileURLToPath(EXAMPLES_FILE), `${JSON.stringify(examples, null, 2)}\n`);
   console.log(
     `wrote ${Object.keys(examples.operations).length} operation examples and ${Object.keys(examples.errors).length} error examples to ${fileURLToPath(EXAMPLES_FILE)}` +
+      ` and ${Object.keys(examples.webhooks).length} webhook payloads` +
       (missingCodes.length > 0 ? ` (no example for ${missingCodes.join(', ')})` : ''),
   );
 }

@@ -144,6 +144,32 @@ describe('success examples (recorded from the demo market)', () => {
   });
 });
 
+describe('webhook payload examples', () => {
+  it('the recorded deliveries validate against their webhook request bodies', () => {
+    const webhooks = (doc as unknown as { webhooks: Record<string, { post: { requestBody: Response } }> })
+      .webhooks;
+    let checked = 0;
+    for (const [type, item] of Object.entries(webhooks)) {
+      const example = item.post.requestBody.content?.['application/json']?.examples?.demo;
+      if (!example) continue;
+      const validate = validatorAt(
+        'webhooks',
+        type,
+        'post',
+        'requestBody',
+        'content',
+        'application/json',
+        'schema',
+      );
+      expect(validate(example.value), `${type}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      expect(validate({}), type).toBe(false);
+      checked++;
+    }
+    // A listing event (from the feed) and the test delivery (as the delivery worker sent it).
+    expect(checked).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe('error examples', () => {
   it('every error code an operation can answer with has an example: the envelope, with its own status', () => {
     const validate = validatorAt('components', 'schemas', 'ErrorEnvelope');

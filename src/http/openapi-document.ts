@@ -40,6 +40,8 @@ export interface OpenApiExamples {
   source: Json;
   operations: Record<string, RecordedOperation>;
   errors: Partial<Record<ErrorCode, unknown>>;
+  /** Webhook payloads as delivered, by event type (the `webhooks` section's keys). */
+  webhooks: Record<string, unknown>;
 }
 
 export const EXAMPLES_FILE = new URL('../../resources/openapi-examples.json', import.meta.url);
@@ -49,7 +51,8 @@ export function loadOpenApiExamples(file: URL = EXAMPLES_FILE): OpenApiExamples 
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as OpenApiExamples;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { source: {}, operations: {}, errors: {} };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      return { source: {}, operations: {}, errors: {}, webhooks: {} };
     throw error;
   }
 }
@@ -362,6 +365,14 @@ export function completeOpenApiDocument<T extends object>(document: T, options: 
   const used = new Map<string, { status: number; metering: Metering }>();
   for (const operation of operationsOf(doc.paths)) completeOperation(operation, examples, used);
 
+  for (const [type, item] of Object.entries(doc.webhooks ?? {})) {
+    const payload = examples.webhooks?.[type];
+    const media = (
+      (item.post as Operation | undefined)?.requestBody?.content as Record<string, Json> | undefined
+    )?.['application/json'];
+    if (payload !== undefined && media)
+      media.examples = { demo: { summary: 'As delivered', value: payload } };
+  }
   for (const operation of operationsOf(doc.webhooks)) {
     operation.security = [{ webhookSignature: [] }];
     const responses = (operation.responses ?? {}) as Record<string, Json>;
