@@ -135,6 +135,7 @@ describe('the document matches what the server answers', () => {
             body.error.details?.params?.map((p) => p.parameter),
             label,
           ).toContain(parameter.name);
+          expectDeclaredAnswer(operation, answer);
         } else {
           optional++;
           expect(answer.status, `${label}: ${JSON.stringify(body)}`).not.toBe(400);
