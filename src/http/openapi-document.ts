@@ -17,12 +17,16 @@
  * - one example per error code, on the statuses that code is answered with,
  *   and one realistic success example per operation, recorded from the demo
  *   market by `scripts/openapi-examples.ts` (resources/openapi-examples.json);
+ * - the `default` response of every operation: what the HTTP edge answers
+ *   before any route (408, 431), with the envelope;
  * - parameters the validator fills with a default are optional for clients,
  *   whatever the TypeBox `required` list says (Ajv applies defaults first);
- * - the Standard Webhooks signature as the security of webhook operations.
+ * - the Standard Webhooks signature as the security of webhook operations;
+ * - a body or response schema identical to a component refers to it.
  */
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES, type ErrorCode } from './errors.ts';
+import { ErrorEnvelopeSchema } from './schemas.ts';
 
 type Json = Record<string, unknown>;
 
@@ -291,7 +295,8 @@ function completeOperation(
   }
 }
 
-const ENVELOPE_DESCRIPTION = 'The single error envelope used by every endpoint.';
+/** What the generator writes for an envelope response a route gave no words of its own. */
+const ENVELOPE_DESCRIPTION = ErrorEnvelopeSchema.description;
 
 /** Codes answered at the HTTP edge, before any route: the `default` response of every operation. */
 const EDGE_CODES: ErrorCode[] = ['REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE'];
