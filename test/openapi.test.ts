@@ -89,6 +89,70 @@ describe('OpenAPI document', () => {
     expect(body.paths['/v1/search/rentals']?.get?.security).toEqual([{}, { apiKey: [] }]);
   });
 
+  it('declares the headers each answer carries, and the statuses access control and bodies add', async () => {
+    interface Response {
+      $ref?: string;
+      headers?: Record<string, unknown>;
+    }
+    interface Operation {
+      operationId: string;
+      security: unknown[];
+      requestBody?: unknown;
+      responses: Record<string, Response>;
+      'x-metering': string;
+      'x-min-tier': string;
+    }
+    const { body } = await getJson<{
+      paths: Record<string, Record<string, Operation>>;
+      webhooks: Record<string, Record<string, { security?: unknown[] }>>;
+      components: { responses: Record<string, Response>; headers: Record<string, unknown> };
+    }>(t, '/openapi.json');
+    const resolve = (response: Response) =>
+      response.$ref ? body.components.responses[response.$ref.split('/').pop()!]! : response;
+    const headersOf = (operation: Operation, status: string) =>
+      Object.keys(resolve(operation.responses[status]!).headers ?? {});
+    for (const methods of Object.values(body.paths)) {
+      for (const operation of Object.values(methods)) {
+        const label = operation.operationId;
+        const metered = operation['x-metering'] !== 'none';
+        expect(operation.responses, label).toHaveProperty('default');
+        expect(operation.responses, label).toHaveProperty('500');
+        for (const status of Object.keys(operation.responses)) {
+          expect(headersOf(operation, status), `${label} ${status}`).toContain('X-Request-Id');
+          const rateHeaders = headersOf(operation, status).includes('X-RateLimit-Limit');
+          if (status !== 'default') expect(rateHeaders, `${label} ${status}`).toBe(metered);
+        }
+        if (metered) {
+          for (const status of ['401', '429', '503'])
+            expect(operation.responses, label).toHaveProperty(status);
+          expect(headersOf(operation, '401')).toContain('WWW-Authenticate');
+          expect(headersOf(operation, '429')).toContain('Retry-After');
+          if (operation['x-min-tier'] !== 'FREE') expect(operation.responses, label).toHaveProperty('403');
+        }
+        if (operation['x-metering'] === 'count')
+          expect(headersOf(operation, '200' in operation.responses ? '200' : '400')).toContain(
+            'X-Quota-Overage',
+          );
+        if (operation.requestBody) {
+          for (const status of ['413', '415']) expect(operation.responses, label).toHaveProperty(status);
+        }
+      }
+    }
+    for (const methods of Object.values(body.webhooks)) {
+      for (const operation of Object.values(methods))
+        expect(operation.security).toEqual([{ webhookSignature: [] }]);
+    }
+    expect(Object.keys(body.components.headers)).toEqual(
+      expect.arrayContaining([
+        'XRequestId',
+        'XRateLimitRemaining',
+        'XQuotaUsed',
+        'RetryAfter',
+        'WWWAuthenticate',
+      ]),
+    );
+  });
+
   it('serves an interactive reference page at /docs', async () => {
     const response = await t.get('/docs/');
     expect(response.status).toBe(200);

@@ -255,7 +255,11 @@ describe('OpenAPI', () => {
         format: 'binary',
       });
       expect(op.responses['304']?.content).toBeUndefined();
-      expect(op.responses['404']?.content?.['application/json']).toBeDefined();
+      // The error envelope, as a shared response (src/http/openapi-document.ts).
+      expect(op.responses['404']).toHaveProperty(
+        '$ref',
+        expect.stringMatching(/^#\/components\/responses\/NotFound/),
+      );
     }
     expect(fp!.security).toEqual([]);
     expect(fp!['x-metering']).toBe('none');

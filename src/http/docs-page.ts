@@ -68,11 +68,15 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
       // Replaces the plugin list, which by default only repeats DownloadUrl (already in the core preset).
       plugins: [browserFunction(OPTIONAL_SECURITY_PLUGIN)],
     },
-    // The page's heading is the document's title: the page's copy of the
-    // document is titled for the page; /openapi.json keeps the API's name.
+    // The page's copy of the document differs from /openapi.json in two ways:
+    // its title is the page's heading, and "Try it out" calls the origin the
+    // page was loaded from (behind any proxy, or when PUBLIC_URL is not
+    // reachable from the reader's browser), while generated clients get the
+    // absolute PUBLIC_URL.
     transformSpecification: (document) => ({
       ...document,
       info: { ...(document.info as Record<string, unknown>), title: DOCS_TITLE },
+      servers: [{ url: '/' }],
     }),
   };
 }

@@ -133,12 +133,17 @@ export const SHARED_SCHEMAS: TSchema[] = [
 
 export const ErrorResponse = Type.Ref(ErrorEnvelopeSchema);
 
-/** Standard error responses of a public read endpoint. */
+/**
+ * Error responses of a public read that names no record (search, areas,
+ * market): an unknown area is a 400, never a 404. The OpenAPI document adds
+ * what access control and the edge add (src/http/openapi-document.ts).
+ */
 export const readErrors = {
   400: ErrorResponse,
-  404: ErrorResponse,
+  401: ErrorResponse,
   429: ErrorResponse,
   500: ErrorResponse,
+  503: ErrorResponse,
 };
 
 export function dataResponse<T extends TSchema>(data: T, description?: string) {
@@ -255,6 +260,16 @@ export const nullableInteger = (description?: string) =>
   Type.Union([Type.Integer(), Type.Null()], describe(description));
 export const nullableBoolean = (description?: string) =>
   Type.Union([Type.Boolean(), Type.Null()], describe(description));
+
+/** Errors of a keyed operation that names no record by id (a list of one's own records, a create). */
+export const collectionErrors = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  429: ErrorResponse,
+  500: ErrorResponse,
+  503: ErrorResponse,
+};
 
 /** Errors of a keyed, id-addressed read. */
 export const detailErrors = {

@@ -22,6 +22,7 @@ import { httpEdge } from './edge.ts';
 import { ERRORS_TAG, errorsTagDescription } from './error-catalogue.ts';
 import { installErrorHandling } from './error-handler.ts';
 import { ApiError, errorBody } from './errors.ts';
+import { completeOpenApiDocument, loadOpenApiExamples, openApiServers } from './openapi-document.ts';
 import { redactingLogOptions } from './redact.ts';
 import { buildRequestValidator, rejectQueryWithoutDeclaredParameters } from './validation.ts';
 
@@ -124,8 +125,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
         description: docsIntro(config.tierLimits),
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      // Relative: "Try it out" calls the origin the page was loaded from (behind any proxy).
-      servers: [{ url: '/' }],
+      // Absolute, from PUBLIC_URL: generated clients and validating proxies take the base URL from here.
+      servers: openApiServers(config.publicUrl),
       webhooks: {
         ...eventWebhooks(),
         'webhook.ping': {
@@ -227,6 +228,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
         { name: ERRORS_TAG, description: errorsTagDescription() },
       ],
     },
+    // Headers, every error status, examples and webhook security: ./openapi-document.ts.
+    transformObject: (generated) =>
+      'openapiObject' in generated
+        ? completeOpenApiDocument(generated.openapiObject, {
+            publicUrl: config.publicUrl,
+            examples: loadOpenApiExamples(),
+          })
+        : generated.swaggerObject,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,

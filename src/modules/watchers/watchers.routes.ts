@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { keyRoute } from '../../http/access.ts';
 import { capPerPage, paramNames } from '../../http/envelope.ts';
 import { assertPageInRange, pageLinks } from '../../http/pagination.ts';
-import { ErrorResponse } from '../../http/schemas.ts';
+import { collectionErrors, ErrorResponse } from '../../http/schemas.ts';
 import { eventStreamResponse, requireEventStream, SseHub, type SseStream } from '../../http/sse.ts';
 import { toWatcherView } from './watcher.mapper.ts';
 import {
@@ -93,7 +93,7 @@ export const watcherRoutes: FastifyPluginAsyncTypebox<WatcherRouteServices> = as
         summary: 'List your watchers',
         description: 'The caller account’s watchers, oldest first.',
         querystring: WatcherListQuery,
-        response: { 200: WatcherListResponse, ...watcherErrors },
+        response: { 200: WatcherListResponse, ...collectionErrors },
       },
     },
     async (request) => {

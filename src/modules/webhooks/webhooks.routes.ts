@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { keyRoute } from '../../http/access.ts';
 import { capPerPage, paramNames } from '../../http/envelope.ts';
 import { assertPageInRange, pageLinks } from '../../http/pagination.ts';
+import { collectionErrors } from '../../http/schemas.ts';
 import { toDeliveryView, toWebhookView, toWebhookWithSecretView } from './webhook.mapper.ts';
 import {
   CreateWebhookBody,
@@ -83,7 +84,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteServices> = as
         summary: 'Subscribe a URL to listing events',
         description: `Registers a URL for push notifications of the given event types (citywide, optionally narrowed by \`filters\`) and returns the subscription with its signing \`secret\`, shown only here and on rotation. Events recorded from now on are delivered.${VERIFY_RECIPE}`,
         body: CreateWebhookBody,
-        response: { 200: WebhookWithSecretResponse, 409: webhookErrors[404], ...webhookErrors },
+        response: { 200: WebhookWithSecretResponse, 409: webhookErrors[404], ...collectionErrors },
       },
     },
     async (request, reply) => {
@@ -105,7 +106,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteServices> = as
         summary: 'List your webhook subscriptions',
         description: 'The caller account’s subscriptions, oldest first (secrets are never listed).',
         querystring: WebhookListQuery,
-        response: { 200: WebhookListResponse, ...webhookErrors },
+        response: { 200: WebhookListResponse, ...collectionErrors },
       },
     },
     async (request, reply) => {
