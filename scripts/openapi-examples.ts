@@ -218,7 +218,7 @@ async function main(): Promise<void> {
   await record('getBuilding', `/v1/building/${buildingId}`);
   await record('listBuildingListings', `/v1/building/${buildingId}/listings?perPage=2`);
   await record('getBuildingScores', `/v1/building/${buildingId}/scores`);
-  await record('listBuildingViolations', `/v1/building/${buildingId}/violations?perPage=2`);
+  await record('listBuildingViolations', `/v1/building/${buildingId}/violations`);
 
   // Market.
   await record('getRentalMarketSnapshot', `/v1/market/rentals/snapshot?areaId=${manhattan.id}`);
@@ -237,7 +237,7 @@ async function main(): Promise<void> {
     key: internal,
     body: { account: 'acme-realty', tier: 'PRO' },
   });
-  await record('listApiKeys', '/v1/admin/keys?perPage=2', { key: internal });
+  await record('listApiKeys', '/v1/admin/keys', { key: internal });
   await record('getApiKey', `/v1/admin/keys/${created.data.id}`, { key: internal });
   await record('updateApiKey', `/v1/admin/keys/${created.data.id}`, {
     method: 'PATCH',
@@ -266,7 +266,7 @@ async function main(): Promise<void> {
       NOW.toISOString(),
     );
   });
-  const feed = await record<{ data: { type: string }[] }>('listEvents', '/v1/events?perPage=2');
+  const feed = await record<{ data: { type: string }[] }>('listEvents', '/v1/events?limit=2');
   // A webhook delivery of a listing event is the feed's event (the ListingEvent payload).
   for (const event of feed.data) examples.webhooks[event.type] ??= event;
   await recordStream('streamEvents', '/v1/events/stream?after=0', business);
@@ -432,7 +432,7 @@ async function main(): Promise<void> {
     ['SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { retryAfter: 5 }],
   ];
   for (const [code, message, details] of built) {
-    examples.errors[code] = errorBody(new ApiError(code, message, details), requestId);
+    examples.errors[code] = errorBody(new ApiError(code, message, details), requestId, config.publicUrl);
   }
 
   for (const [type, payload] of delivered) examples.webhooks[type] ??= payload;

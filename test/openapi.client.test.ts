@@ -27,7 +27,8 @@ type SearchHeaders = paths['/v1/search/rentals']['get']['responses'][200]['heade
 // Compile-time: the rate-limit header is typed as an integer, not unknown.
 const remainingIsNumber: Equals<NonNullable<SearchHeaders['X-RateLimit-Remaining']>, number> = true;
 
-const client = createClient<paths>({
+// The search routes also answer CSV and GeoJSON: this client asks for JSON only.
+const client = createClient<paths, 'application/json'>({
   baseUrl: process.env.STOOP_URL!,
   headers: { Authorization: \`Bearer \${process.env.STOOP_KEY!}\` },
 });
@@ -49,9 +50,9 @@ const building = await client.GET('/v1/building/{id}', { params: { path: { id: l
 assert.ok(building.data, JSON.stringify(building.error));
 
 // metric and interval are optional: the snapshot needs only the area.
-const snapshot = await client.GET('/v1/market/rentals/snapshot', { params: { query: { areaId: first.areaId } } });
+const snapshot = await client.GET('/v1/market/rentals/snapshot', { params: { query: { areaId: String(first.areaId) } } });
 assert.ok(snapshot.data, JSON.stringify(snapshot.error));
-const trend = await client.GET('/v1/market/rentals/trends', { params: { query: { areaId: first.areaId } } });
+const trend = await client.GET('/v1/market/rentals/trends', { params: { query: { areaId: String(first.areaId) } } });
 assert.ok(trend.data, JSON.stringify(trend.error));
 
 const missing = await client.GET('/v1/property/{id}', { params: { path: { id: '999999999' } } });

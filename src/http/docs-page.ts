@@ -73,10 +73,37 @@ export function docsPageOptions(): FastifySwaggerUiOptions {
     // page was loaded from (behind any proxy, or when PUBLIC_URL is not
     // reachable from the reader's browser), while generated clients get the
     // absolute PUBLIC_URL.
-    transformSpecification: (document) => ({
-      ...document,
-      info: { ...(document.info as Record<string, unknown>), title: DOCS_TITLE },
-      servers: [{ url: '/' }],
-    }),
+    transformSpecification: (document) =>
+      withoutInboundSchemes({
+        ...document,
+        info: { ...(document.info as Record<string, unknown>), title: DOCS_TITLE },
+        servers: [{ url: '/' }],
+      }),
+  };
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * The page's copy without the security schemes that describe what *we* send
+ * (the webhook signature): the Authorize dialog offers the reader only the
+ * credentials the API accepts. The webhook operations keep their description
+ * of signing and lose only the lock.
+ */
+function withoutInboundSchemes(document: Json): Json {
+  const components = (document.components ?? {}) as Json;
+  const { apiKey } = (components.securitySchemes ?? {}) as Json;
+  const webhooks = Object.fromEntries(
+    Object.entries((document.webhooks ?? {}) as Record<string, Json>).map(([name, item]) => [
+      name,
+      Object.fromEntries(
+        Object.entries(item).map(([method, operation]) => [method, { ...(operation as Json), security: [] }]),
+      ),
+    ]),
+  );
+  return {
+    ...document,
+    webhooks,
+    components: { ...components, securitySchemes: apiKey === undefined ? {} : { apiKey } },
   };
 }
