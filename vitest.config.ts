@@ -27,6 +27,14 @@ const DIALECT_INDEPENDENT = [
   'test/faults.database.test.ts',
   // A third-party MCP client over the transport: the store is not its subject.
   'test/mcp.remote.test.ts',
+  // The front page's HTML and headers; the OpenAPI document's lint and a client generated from it;
+  // the CSV/GeoJSON encoders (pure functions); the demo market's calibration (generated in memory).
+  'test/home.http.test.ts',
+  'test/home.browser.test.ts',
+  'test/openapi.lint.test.ts',
+  'test/openapi.client.test.ts',
+  'test/exports.encoders.test.ts',
+  'test/demo-calibration.test.ts',
 ];
 const postgresPass = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
 
