@@ -18,7 +18,7 @@ const WILLIAMSBURG = AREA_ROWS.find((r) => r.name === 'Williamsburg')!;
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ scale: 0.002, env: UNLIMITED });
+  t = await createTestApp({ scale: 0.002, env: { ...UNLIMITED, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
 });
 afterAll(async () => {
   await t?.close();
@@ -120,6 +120,42 @@ describe('unknown area names', () => {
       rule: 'unknown_area',
     });
     expect(body.error.message).toContain(`\`${WILLIAMSBURG.slug}\``);
+  });
+});
+
+describe('unknown area names in the events feed and webhook filters', () => {
+  it('the events feed: a 400 naming areas with the suggestion', async () => {
+    const key = (await t.ctx.subscriptions.issue({ accountId: 'area-names-feed', tier: 'PRO' })).key;
+    const response = await t.getAs(key, '/v1/events?areas=wiliamsburg');
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody;
+    expect(body.error.code).toBe('INVALID_PARAMS');
+    expect(body.error.details?.params?.[0]).toMatchObject({ parameter: 'areas', rule: 'unknown_area' });
+    expect(body.error.message).toContain(`\`${WILLIAMSBURG.slug}\``);
+  });
+
+  it('webhook filters: an INVALID_BODY naming filters.areas, and nothing is created', async () => {
+    const key = (await t.ctx.subscriptions.issue({ accountId: 'area-names-hook', tier: 'BUSINESS' })).key;
+    const response = await t.getAs(key, '/v1/webhooks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: 'https://127.0.0.1/hook',
+        events: ['listing.created'],
+        filters: { areas: ['UWS', 'wiliamsburg'] },
+      }),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody;
+    expect(body.error.code).toBe('INVALID_BODY');
+    expect(body.error.details?.params?.[0]).toMatchObject({
+      parameter: 'filters.areas',
+      location: 'body',
+      rule: 'unknown_area',
+    });
+    expect(body.error.message).toContain(`\`${WILLIAMSBURG.slug}\``);
+    const list = await t.getAs(key, '/v1/webhooks');
+    expect(((await list.json()) as { data: unknown[] }).data).toEqual([]);
   });
 });
 

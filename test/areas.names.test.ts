@@ -52,7 +52,8 @@ const idOf = (name: string) => {
 };
 
 beforeAll(async () => {
-  t = await createTestApp({ scale: 0.01, env: UNLIMITED });
+  // Webhook destinations on this machine are allowed (nothing is delivered here).
+  t = await createTestApp({ scale: 0.01, env: { ...UNLIMITED, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
   tree = t.ctx.areaTree;
 });
 afterAll(async () => {
@@ -287,6 +288,36 @@ describe('names wherever an area id is accepted', () => {
     expect(response.status).toBe(201);
     const created = (await response.json()) as { data: { searchFilters: { areas: string } } };
     expect(created.data.searchFilters.areas).toBe('UWS,LIC');
+  });
+
+  it('events feed: areas takes names and narrows as the ids do', async () => {
+    const key = (await t.ctx.subscriptions.issue({ accountId: 'area-names-events', tier: 'PRO' })).key;
+    const read = async (areas: string) => {
+      const response = await t.getAs(key, `/v1/events?areas=${encodeURIComponent(areas)}&limit=1000`);
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { data: { sequence: number }[] }).data.map((e) => e.sequence);
+    };
+    const byId = await read(`${idOf('Upper West Side')},${idOf('Long Island City')}`);
+    expect(await read('UWS, long island city')).toEqual(byId);
+  });
+
+  it('webhooks: filters.areas takes names, stored and answered as ids', async () => {
+    const key = (await t.ctx.subscriptions.issue({ accountId: 'area-names-hooks', tier: 'BUSINESS' })).key;
+    const response = await t.getAs(key, '/v1/webhooks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: 'https://127.0.0.1/hook',
+        events: ['listing.created'],
+        filters: { areas: ['UWS', idOf('Long Island City'), 'upper-west-side'] },
+      }),
+    });
+    expect(response.status).toBe(200);
+    const created = (await response.json()) as { data: { id: string; filters: { areas: number[] } } };
+    expect(created.data.filters.areas).toEqual([idOf('Upper West Side'), idOf('Long Island City')]);
+    const read = await t.getAs(key, `/v1/webhooks/${created.data.id}`);
+    const stored = (await read.json()) as { data: { filters: { areas: number[] } } };
+    expect(stored.data.filters.areas).toEqual(created.data.filters.areas);
   });
 
   it('MCP tools: search and market tools take names too', async () => {

@@ -98,14 +98,19 @@ describe('discovery', () => {
 
 describe('OpenAPI', () => {
   it('documents every OAuth endpoint, with the form fields of the form-encoded ones', async () => {
+    type Schema = { properties?: Record<string, unknown>; $ref?: string };
     type Operation = {
-      requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+      requestBody?: { content: Record<string, { schema: Schema }> };
       security?: unknown[];
     };
     const document = (await (await t.get('/openapi.json')).json()) as {
       paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, Schema> };
     };
     const operation = (path: string, method: string) => document.paths[path]?.[method];
+    // A body identical to a component is a reference to it.
+    const resolved = (schema: Schema | undefined) =>
+      schema?.$ref ? document.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema;
     for (const path of [
       '/.well-known/oauth-authorization-server',
       '/.well-known/oauth-authorization-server/mcp',
@@ -117,8 +122,8 @@ describe('OpenAPI', () => {
     }
     const form = (path: string) =>
       Object.keys(
-        operation(path, 'post')?.requestBody?.content['application/x-www-form-urlencoded']?.schema
-          .properties ?? {},
+        resolved(operation(path, 'post')?.requestBody?.content['application/x-www-form-urlencoded']?.schema)
+          ?.properties ?? {},
       );
     expect(form('/oauth/token')).toEqual(
       expect.arrayContaining([
@@ -135,8 +140,8 @@ describe('OpenAPI', () => {
     );
     expect(
       Object.keys(
-        operation('/oauth/register', 'post')?.requestBody?.content['application/json']?.schema.properties ??
-          {},
+        resolved(operation('/oauth/register', 'post')?.requestBody?.content['application/json']?.schema)
+          ?.properties ?? {},
       ),
     ).toEqual(expect.arrayContaining(['client_name', 'redirect_uris']));
     expect(operation('/oauth/token', 'post')?.security).toEqual([]);

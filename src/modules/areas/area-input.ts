@@ -4,7 +4,7 @@
  * take areas resolve them here, so each parameter accepts the same names and
  * fails with the same 400, and answers echo what each input resolved to.
  */
-import { ApiError } from '../../http/errors.ts';
+import { ApiError, type ParamIssue } from '../../http/errors.ts';
 import type { AreaRecord, AreaTree } from '../../reference/areas.ts';
 
 /** What one area input resolved to: echoed in `meta.areas` of the answer. */
@@ -17,6 +17,14 @@ export interface ResolvedAreaInput {
 const HOW_TO_FIND =
   "Area ids are numeric; an area's slug, name or alias works too, and GET /v1/areas?q=<name> finds areas by name";
 
+/** A query parameter's 400 is INVALID_PARAMS; a body field's is INVALID_BODY, as every body error. */
+function invalidArea(issue: ParamIssue): ApiError {
+  if (issue.location !== 'body') return ApiError.invalidParam(issue);
+  return new ApiError('INVALID_BODY', `Invalid field "${issue.parameter}": ${issue.message}`, {
+    params: [issue],
+  });
+}
+
 function listed(records: readonly AreaRecord[]): string {
   return records.map((r) => `\`${r.slug}\` (id ${r.id})`).join(', ');
 }
@@ -26,11 +34,13 @@ export function resolveAreaInput(
   tree: AreaTree,
   parameter: string,
   input: string | number,
+  location: ParamIssue['location'] = 'query',
 ): ResolvedAreaInput {
   const token = String(input).trim();
   if (token === '') {
-    throw ApiError.invalidParam({
+    throw invalidArea({
       parameter,
+      location,
       rule: 'unknown_area',
       message: `has an empty item. ${HOW_TO_FIND}`,
     });
@@ -40,8 +50,9 @@ export function resolveAreaInput(
     case 'found':
       return { input: token, id: resolution.record.id, name: resolution.record.name };
     case 'ambiguous':
-      throw ApiError.invalidParam({
+      throw invalidArea({
         parameter,
+        location,
         rule: 'ambiguous_area',
         message: `"${token}" names more than one area: ${listed(resolution.candidates)}; pass one of their ids or slugs`,
       });
@@ -49,8 +60,9 @@ export function resolveAreaInput(
       const what = /^\d+$/.test(token) ? `no area has id ${token}` : `no area is named "${token}"`;
       const hint =
         resolution.suggestions.length > 0 ? `; did you mean ${listed(resolution.suggestions)}?` : '.';
-      throw ApiError.invalidParam({
+      throw invalidArea({
         parameter,
+        location,
         rule: 'unknown_area',
         message: `${what}${hint} ${HOW_TO_FIND}`,
       });

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { LISTING_EVENT_TYPES } from '../../domain/events.ts';
 import { CommaList, PatternString } from '../../http/schemas.ts';
+import { AreaListParam } from '../areas/areas.schema.ts';
 import { ListingEventPayloadSchema } from './event-catalogue.ts';
 
 export const FEED_MAX_LIMIT = 1000;
@@ -18,9 +19,10 @@ const filterParams = {
   ),
   // The same pattern and words as search's `areas` (one pattern, one meaning).
   areas: Type.Optional(
-    PatternString('^\\d{1,8}(,\\d{1,8}){0,99}$', 'a comma-separated list of 1 to 100 area ids (digits)', {
+    AreaListParam(100, {
+      maxLength: 2000,
       description:
-        "Comma-separated area ids (up to 100); each includes all its descendants (`100` is all of Manhattan). Matches the listing's area. Unknown ids are a 400.",
+        "Comma-separated areas (up to 100), each an area id, slug, name or common alias (`100`, `upper-west-side`, `UWS`); each includes all its descendants (`100` is all of Manhattan). Matches the listing's area. An unknown or ambiguous name is a 400 suggesting the closest areas.",
     }),
   ),
 };

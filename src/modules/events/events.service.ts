@@ -20,6 +20,7 @@ import { isListingEventType, LISTING_EVENT_TYPES, type ListingEventType } from '
 import { ApiError, type ParamIssue } from '../../http/errors.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import { resolveAreaList } from '../areas/area-input.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import { type ListingEventPayload, toEventPayload } from './event-catalogue.ts';
 import { latestSequence } from './event-log.ts';
@@ -133,7 +134,7 @@ export class EventFeedService {
 
   /**
    * The filter of `types` and `areas` parameters (comma lists). An unknown type
-   * is a 400 listing the valid ones; an unknown area id a 400 naming it.
+   * is a 400 listing the valid ones; an unknown area (id, slug, name or alias) a 400 naming it.
    */
   filter(types: string | undefined, areas: string | undefined): FeedFilter {
     const filter: FeedFilter = {};
@@ -151,11 +152,7 @@ export class EventFeedService {
     }
     if (areas !== undefined && areas !== '') {
       const ids = new Set<number>();
-      for (const part of areas.split(',')) {
-        const id = Number(part);
-        if (!this.areaTree.has(id)) {
-          throw invalid({ parameter: 'areas', rule: 'unknown_area', message: `no area has id ${part}` });
-        }
+      for (const { id } of resolveAreaList(this.areaTree, 'areas', areas)) {
         for (const descendant of this.areaTree.descendantsAndSelf(id)) ids.add(descendant);
       }
       filter.areaIds = [...ids].sort((a, b) => a - b);

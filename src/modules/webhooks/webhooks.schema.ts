@@ -11,6 +11,7 @@ import {
   PageQuery,
   StringEnum,
 } from '../../http/schemas.ts';
+import { AreaParam } from '../areas/areas.schema.ts';
 
 const MAX_PRICE = 1_000_000_000;
 /** Subscriptions an account may hold: bounds the fan-out work one account can cause. */
@@ -42,6 +43,32 @@ export const WebhookFiltersSchema = Type.Object(
   },
 );
 export type WebhookFilters = Static<typeof WebhookFiltersSchema>;
+
+/**
+ * Filters as a request sends them: `areas` items may also be an area's slug,
+ * name or alias (`"UWS"`). They are resolved when the subscription is written
+ * and stored (and answered) as ids, so a later change to the alias list never
+ * changes what a subscription matches.
+ */
+export const WebhookFiltersInputSchema = Type.Object(
+  {
+    ...WebhookFiltersSchema.properties,
+    areas: Type.Optional(
+      Type.Array(Type.Union([Type.Integer({ minimum: 1, maximum: 99_999_999 }), AreaParam()]), {
+        minItems: 1,
+        maxItems: 100,
+        description:
+          'Areas: ids, or slugs, names or common aliases (`"upper-west-side"`, `"UWS"`), stored and answered as ids; each includes its descendants (`100` is all of Manhattan). An unknown or ambiguous name is a 400 suggesting the closest areas.',
+      }),
+    ),
+  },
+  {
+    $id: 'WebhookFiltersInput',
+    additionalProperties: false,
+    description: `${WebhookFiltersSchema.description} Areas may be given by name; the subscription answers with their ids.`,
+  },
+);
+export type WebhookFiltersInput = Static<typeof WebhookFiltersInputSchema>;
 
 const eventsField = Type.Array(Type.String({ maxLength: 100 }), {
   minItems: 1,
@@ -131,7 +158,7 @@ export const CreateWebhookBody = Type.Object(
   {
     url: urlField,
     events: eventsField,
-    filters: Type.Optional(Type.Union([Type.Ref(WebhookFiltersSchema), Type.Null()])),
+    filters: Type.Optional(Type.Union([Type.Ref(WebhookFiltersInputSchema), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -141,7 +168,7 @@ export const UpdateWebhookBody = Type.Object(
   {
     url: Type.Optional(urlField),
     events: Type.Optional(eventsField),
-    filters: Type.Optional(Type.Union([Type.Ref(WebhookFiltersSchema), Type.Null()])),
+    filters: Type.Optional(Type.Union([Type.Ref(WebhookFiltersInputSchema), Type.Null()])),
     active: Type.Optional(Type.Boolean()),
   },
   {
@@ -191,6 +218,7 @@ export const webhookErrors = detailErrors;
 
 export const WEBHOOK_SCHEMAS: TSchema[] = [
   WebhookFiltersSchema,
+  WebhookFiltersInputSchema,
   WebhookSchema,
   WebhookWithSecretSchema,
   WebhookDeliverySchema,

@@ -19,6 +19,7 @@ import {
   resolveDestination,
 } from '../../platform/outbound/destination.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import { resolveAreaInput } from '../areas/area-input.ts';
 import { latestSequence } from '../events/event-log.ts';
 import { newSigningSecret } from './signing.ts';
 import { subscriptionFromRow, type WebhookSubscription } from './webhook.mapper.ts';
@@ -28,6 +29,7 @@ import {
   MAX_SUBSCRIPTIONS_PER_ACCOUNT,
   type UpdateWebhookInput,
   type WebhookFilters,
+  type WebhookFiltersInput,
 } from './webhooks.schema.ts';
 
 /** The dispatcher's cursor in `event_cursors`. */
@@ -105,11 +107,16 @@ export class WebhooksService {
     return [...new Set(events)] as WebhookEventType[];
   }
 
-  private checkFilters(filters: WebhookFilters | null | undefined): WebhookFilters | null {
-    if (filters === undefined || filters === null) return null;
-    for (const id of filters.areas ?? []) {
-      if (!this.options.areaTree.has(id))
-        throw invalidField('filters.areas', 'unknown_area', `no area has id ${id}`);
+  /** Filters as stored: areas resolved to ids (names included), each once, in the order given. */
+  private checkFilters(input: WebhookFiltersInput | null | undefined): WebhookFilters | null {
+    if (input === undefined || input === null) return null;
+    const { areas, ...rest } = input;
+    const filters: WebhookFilters = { ...rest };
+    if (areas !== undefined) {
+      const ids = areas.map(
+        (area) => resolveAreaInput(this.options.areaTree, 'filters.areas', area, 'body').id,
+      );
+      filters.areas = [...new Set(ids)];
     }
     const ranges: [keyof WebhookFilters, keyof WebhookFilters][] = [
       ['minPrice', 'maxPrice'],
