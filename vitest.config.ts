@@ -50,11 +50,13 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Two cores: more workers only add contention on the shared database.
+    // Two cores, three workers: many files spend much of their time waiting (child
+    // servers and CLIs booting, leases lapsing, PostgreSQL restarting, streams), and a
+    // third worker fills those waits; a fourth only added contention.
     pool: 'forks',
     poolOptions: {
       forks: {
-        maxForks: 2,
+        maxForks: 3,
         minForks: 1,
         // A worker runs file after file without a fresh process and module graph: loading
         // src (Fastify, schemas, the demo generator) again for each of ~95 files took about
