@@ -50,13 +50,12 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Two cores, three workers: many files spend much of their time waiting (child
-    // servers and CLIs booting, leases lapsing, PostgreSQL restarting, streams), and a
-    // third worker fills those waits; a fourth only added contention.
+    // Two cores: a third worker made the SQLite pass no faster (the suite is CPU-bound)
+    // and vitest's pool once failed its teardown with it.
     pool: 'forks',
     poolOptions: {
       forks: {
-        maxForks: 3,
+        maxForks: 2,
         minForks: 1,
         // A worker runs file after file without a fresh process and module graph: loading
         // src (Fastify, schemas, the demo generator) again for each of ~95 files took about

@@ -4,7 +4,6 @@
  * `meta.areas`) wherever an area id is: search, market, watchers, MCP tools.
  */
 import { readFileSync } from 'node:fs';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Area } from '../src/modules/areas/areas.schema.ts';
@@ -12,6 +11,7 @@ import { SearchResponse } from '../src/modules/search/search.schema.ts';
 import { assignSlugs, compactKey, slugOf } from '../src/reference/area-names.ts';
 import { type AreaRecord, AreaTree, readAreaRecords } from '../src/reference/areas.ts';
 import { createTestApp, getJson, okJson, type TestApp, UNLIMITED } from './support/app.ts';
+import { callTool } from './support/mcp.ts';
 import { expectSchema } from './support/schema.ts';
 
 const resource = (file: string) => new URL(`../resources/${file}`, import.meta.url);
@@ -321,20 +321,7 @@ describe('names wherever an area id is accepted', () => {
   });
 
   it('MCP tools: search and market tools take names too', async () => {
-    const call = async (name: string, args: Record<string, unknown>) => {
-      const response = await t.get('/mcp', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name, arguments: args },
-        }),
-      });
-      expect(response.status).toBe(200);
-      return ((await response.json()) as { result: CallToolResult }).result;
-    };
+    const call = (name: string, args: Record<string, unknown>) => callTool(t, t.internalKey, name, args);
     const search = await call('search_rentals', { areas: 'UWS', perPage: 1 });
     expect(search.isError).toBeFalsy();
     expect((search.structuredContent as unknown as SearchBody).meta.areas?.[0]?.id).toBe(

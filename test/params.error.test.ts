@@ -14,6 +14,7 @@ import { ERROR_CATALOGUE, errorCatalogueMarkdown } from '../src/http/error-catal
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../src/http/errors.ts';
 import { suggestParameters } from '../src/http/validation.ts';
 import { createTestApp, getJson, type TestApp } from './support/app.ts';
+import { callTool } from './support/mcp.ts';
 
 let t: TestApp;
 let buildingId: string;
@@ -376,27 +377,10 @@ describe('docs links', () => {
 });
 
 describe('MCP tool arguments follow the same rules', () => {
-  async function callTool(name: string, args: unknown): Promise<CallToolResult> {
-    const response = await fetch(`${t.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${t.internalKey}`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name, arguments: args },
-      }),
-    });
-    expect(response.status).toBe(200);
-    return ((await response.json()) as { result: CallToolResult }).result;
-  }
+  const call = (name: string, args: unknown) => callTool(t, t.internalKey, name, args);
 
   it('an unknown argument is a tool error naming it with the suggestion and the docs link', async () => {
-    const result = await callTool('search_rentals', { area: '100' });
+    const result = await call('search_rentals', { area: '100' });
     expect(result.isError).toBe(true);
     const error = (result.structuredContent as unknown as ErrorBody).error;
     expect(error.code).toBe('INVALID_PARAMS');
@@ -405,7 +389,7 @@ describe('MCP tool arguments follow the same rules', () => {
   });
 
   it('an unknown argument of a tool with an id is named too', async () => {
-    const result = await callTool('get_building', { id: buildingId, include: 'all' });
+    const result = await call('get_building', { id: buildingId, include: 'all' });
     expect(result.isError).toBe(true);
     expect((result.structuredContent as unknown as ErrorBody).error.message).toMatch(
       /^Unknown parameter "include"/,
@@ -413,12 +397,12 @@ describe('MCP tool arguments follow the same rules', () => {
   });
 
   it('lower-case enum arguments answer as the declared ones', async () => {
-    const a = await callTool('search_rentals', {
+    const a = await call('search_rentals', {
       status: 'active,in_contract',
       sort: 'price',
       sortDir: 'Desc',
     });
-    const b = await callTool('search_rentals', {
+    const b = await call('search_rentals', {
       status: 'ACTIVE,IN_CONTRACT',
       sort: 'PRICE',
       sortDir: 'DESC',
@@ -428,7 +412,7 @@ describe('MCP tool arguments follow the same rules', () => {
       ((r.structuredContent as { data: { id: string }[] }).data ?? []).map((x) => x.id);
     expect(rows(a)).toEqual(rows(b));
     expect(rows(a).length).toBeGreaterThan(0);
-    const trend = await callTool('get_market_trends', {
+    const trend = await call('get_market_trends', {
       areaId: 100,
       listingType: 'Sales',
       metric: 'INVENTORY',
@@ -443,7 +427,7 @@ describe('MCP tool arguments follow the same rules', () => {
   });
 
   it('a bad enum argument lists every allowed value', async () => {
-    const result = await callTool('get_market_trends', { areaId: 100, interval: 'fortnight' });
+    const result = await call('get_market_trends', { areaId: 100, interval: 'fortnight' });
     expect(result.isError).toBe(true);
     expect((result.structuredContent as unknown as ErrorBody).error.message).toContain(
       'must be one of day, week, month',

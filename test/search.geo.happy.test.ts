@@ -1,4 +1,3 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRng } from '../bench/random.ts';
 import { serviceScenarios } from '../bench/scenarios.ts';
@@ -6,6 +5,7 @@ import { haversineMeters } from '../src/domain/geo.ts';
 import { SearchResponse } from '../src/modules/search/search.schema.ts';
 import { createTestApp, getJson, type TestApp } from './support/app.ts';
 import { type FullRow, loadAllListings } from './support/brute-force.ts';
+import { callTool } from './support/mcp.ts';
 import { expectSchema } from './support/schema.ts';
 
 /** The same market answered from the in-memory index and from SQL. */
@@ -157,25 +157,12 @@ describe('MCP search_rentals', () => {
   it('takes near, radius and sort=DISTANCE and returns each distance', async () => {
     const a = activeRentals[0]!;
     const { key } = await apps.index.ctx.subscriptions.issue({ accountId: 'geo-mcp', tier: 'STARTER' });
-    const response = await fetch(`${apps.index.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'search_rentals',
-          arguments: { near: `${a.latitude},${a.longitude}`, radius: 3000, sort: 'DISTANCE', perPage: 20 },
-        },
-      }),
+    const result = await callTool(apps.index, key, 'search_rentals', {
+      near: `${a.latitude},${a.longitude}`,
+      radius: 3000,
+      sort: 'DISTANCE',
+      perPage: 20,
     });
-    expect(response.status).toBe(200);
-    const { result } = (await response.json()) as { result: CallToolResult };
     expect(result.isError).toBeFalsy();
     const data = (result.structuredContent as { data: { id: string; distance: number }[] }).data;
     const rest = await search(

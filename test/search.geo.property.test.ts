@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { haversineMeters } from '../src/domain/geo.ts';
 import { SearchResponse } from '../src/modules/search/search.schema.ts';
-import { createTestApp, getJson, type TestApp } from './support/app.ts';
-import { bruteForceMatches, type FullRow, loadAllListings, type Params } from './support/brute-force.ts';
+import { getJson } from './support/app.ts';
+import { bruteForceMatches, type FullRow, marketOnBothPaths, type Params } from './support/brute-force.ts';
 import { expectSchema } from './support/schema.ts';
 
 /**
@@ -12,20 +12,8 @@ import { expectSchema } from './support/schema.ts';
  * on two apps over the same market — one answering from the in-memory index
  * (every status), one always from SQL.
  */
-const apps: Record<'index' | 'sql', TestApp> = {} as Record<'index' | 'sql', TestApp>;
-let rows: FullRow[];
-let areaIdsWithListings: number[];
-
-beforeAll(async () => {
-  apps.index = await createTestApp({ scale: 0.02 });
-  apps.sql = await createTestApp({ scale: 0.02, env: { SEARCH_INDEX: 'false' } });
-  rows = await loadAllListings(apps.index.store);
-  areaIdsWithListings = [...new Set(rows.map((r) => r.area_id))];
-});
-afterAll(async () => {
-  await apps.index?.close();
-  await apps.sql?.close();
-});
+const market = marketOnBothPaths();
+const { apps } = market;
 
 const PER_PAGE = 500;
 
@@ -44,7 +32,7 @@ const distanceOf = (near: { lat: number; lng: number }, r: FullRow) =>
   );
 
 function oracle(listingType: 'rental' | 'sale', params: Params, geo: Geo, now: Date) {
-  const base = bruteForceMatches(rows, listingType, params, apps.index.ctx.areaTree, now);
+  const base = bruteForceMatches(market.rows, listingType, params, apps.index.ctx.areaTree, now);
   return base.filter((r) => {
     if (!Number.isFinite(r.latitude) || !Number.isFinite(r.longitude)) return false;
     const b = geo.bbox;
@@ -90,7 +78,7 @@ function geoArb(listingType: 'rental' | 'sale'): fc.Arbitrary<Geo> {
     .map(({ pick, dLat, dLng, faraway }) => {
       if (faraway) return { lat: -33.86, lng: 151.21 };
       // Active listings are the default status and the sparser set: start from one.
-      const ofType = rows.filter((r) => r.listing_type === listingType && r.status === 'ACTIVE');
+      const ofType = market.rows.filter((r) => r.listing_type === listingType && r.status === 'ACTIVE');
       const r = ofType[pick % ofType.length]!;
       // Rounded as a client would send it (the oracle gets the same value).
       return { lat: Number((r.latitude + dLat).toFixed(6)), lng: Number((r.longitude + dLng).toFixed(6)) };
@@ -153,7 +141,7 @@ function filterArb(listingType: 'rental' | 'sale'): fc.Arbitrary<Params> {
       const params: Params = {};
       for (const [key, value] of Object.entries(p)) if (value !== undefined) params[key] = String(value);
       if (params.areas === 'AREA')
-        params.areas = String(areaIdsWithListings[areaPick % areaIdsWithListings.length]);
+        params.areas = String(market.areaIdsWithListings[areaPick % market.areaIdsWithListings.length]);
       return params;
     })
     .filter(

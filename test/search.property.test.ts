@@ -1,10 +1,10 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AMENITIES } from '../src/domain/amenities.ts';
 import { BUILDING_TYPES, SALE_TYPES } from '../src/domain/listing.ts';
 import { SearchResponse } from '../src/modules/search/search.schema.ts';
-import { createTestApp, getJson, type TestApp } from './support/app.ts';
-import { bruteForceMatches, type FullRow, loadAllListings, type Params } from './support/brute-force.ts';
+import { getJson } from './support/app.ts';
+import { bruteForceMatches, marketOnBothPaths, type Params } from './support/brute-force.ts';
 import { expectSchema } from './support/schema.ts';
 
 /**
@@ -12,20 +12,8 @@ import { expectSchema } from './support/schema.ts';
  * statuses) from the in-memory index, the other always from SQL. Both must
  * agree with the oracle, and with each other page by page.
  */
-const apps: Record<'index' | 'sql', TestApp> = {} as Record<'index' | 'sql', TestApp>;
-let rows: FullRow[];
-let areaIdsWithListings: number[];
-
-beforeAll(async () => {
-  apps.index = await createTestApp({ scale: 0.02 });
-  apps.sql = await createTestApp({ scale: 0.02, env: { SEARCH_INDEX: 'false' } });
-  rows = await loadAllListings(apps.index.store);
-  areaIdsWithListings = [...new Set(rows.map((r) => r.area_id))];
-});
-afterAll(async () => {
-  await apps.index?.close();
-  await apps.sql?.close();
-});
+const market = marketOnBothPaths();
+const { apps } = market;
 
 const opt = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
   fc.oneof({ arbitrary: fc.constant(undefined), weight: 6 }, { arbitrary: arb, weight: 1 });
@@ -96,7 +84,7 @@ function filterArb(listingType: 'rental' | 'sale'): fc.Arbitrary<Params> {
       for (const [key, value] of Object.entries(p)) if (value !== undefined) params[key] = String(value);
       // Draw a real neighborhood too, so small areas are exercised.
       if (params.areas === 'AREA')
-        params.areas = String(areaIdsWithListings[areaPick % areaIdsWithListings.length]);
+        params.areas = String(market.areaIdsWithListings[areaPick % market.areaIdsWithListings.length]);
       return params;
     })
     .filter((p) => {
@@ -129,7 +117,7 @@ describe.each([
         const { status, body } = await getJson<SearchResponse>(t, url);
         expect(status, JSON.stringify(body)).toBe(200);
         expectSchema(SearchResponse, body);
-        const expected = bruteForceMatches(rows, listingType, params, t.ctx.areaTree, t.clock.now());
+        const expected = bruteForceMatches(market.rows, listingType, params, t.ctx.areaTree, t.clock.now());
         expect(body.meta.total).toBe(expected.length);
         const expectedIds = new Set(expected.map((r) => r.id));
         for (const item of body.data) expect(expectedIds.has(item.id)).toBe(true);

@@ -1,9 +1,11 @@
+import { afterAll, beforeAll } from 'vitest';
 import { type Amenity, amenityMask } from '../../src/domain/amenities.ts';
 import { nyDate } from '../../src/domain/listing.ts';
 import { daysOnMarket } from '../../src/modules/listings/listing.mapper.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import type { ListingRow } from '../../src/platform/db/tables.ts';
 import type { AreaTree } from '../../src/reference/areas.ts';
+import { createTestApp, type TestApp } from './app.ts';
 
 export type FullRow = ListingRow & {
   fiber_available: 0 | 1 | null;
@@ -96,4 +98,37 @@ export function bruteForceMatches(
       return false;
     return true;
   });
+}
+
+/** One generated market served two ways, with every listing for the oracle. */
+export interface MarketOnBothPaths {
+  /** `index` answers every search (all statuses) from the in-memory index; `sql` always from SQL. */
+  apps: Record<'index' | 'sql', TestApp>;
+  rows: FullRow[];
+  /** Areas that hold at least one listing: filters that rarely come back empty. */
+  areaIdsWithListings: number[];
+}
+
+/**
+ * Registers the file's hooks: two apps over the same generated market (same
+ * seed and scale), so both search paths must agree with the oracle and with
+ * each other page by page. Fields are filled before the first test runs.
+ */
+export function marketOnBothPaths(scale = 0.02): MarketOnBothPaths {
+  const market: MarketOnBothPaths = {
+    apps: {} as Record<'index' | 'sql', TestApp>,
+    rows: [],
+    areaIdsWithListings: [],
+  };
+  beforeAll(async () => {
+    market.apps.index = await createTestApp({ scale });
+    market.apps.sql = await createTestApp({ scale, env: { SEARCH_INDEX: 'false' } });
+    market.rows = await loadAllListings(market.apps.index.store);
+    market.areaIdsWithListings = [...new Set(market.rows.map((r) => r.area_id))];
+  });
+  afterAll(async () => {
+    await market.apps.index?.close();
+    await market.apps.sql?.close();
+  });
+  return market;
 }
