@@ -167,7 +167,16 @@ describe('readiness of a starting node', () => {
     const node = await composeNode(new ReadinessRegistry());
     try {
       await node.composition.jobs.start();
-      const during = await node.health();
+      // Starting schedules the backfill; it shows as running once its first slice is under way.
+      let during = await node.health();
+      for (
+        let i = 0;
+        i < 250 && !during.background.backfill.running && !during.background.backfill.complete;
+        i++
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        during = await node.health();
+      }
       expect(during).toMatchObject({ live: true, ready: true });
       expect(during.background.backfill).toMatchObject({ complete: false, running: true });
       expect(during.background.backfill.percent).toBeLessThan(100);
