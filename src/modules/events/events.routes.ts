@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import { keyRoute } from '../../http/access.ts';
-import { ErrorResponse } from '../../http/schemas.ts';
+import { collectionErrors, ErrorResponse } from '../../http/schemas.ts';
 import { eventStreamResponse, requireEventStream, SseHub, type SseStream } from '../../http/sse.ts';
 import {
   EventFeedResponse,
@@ -26,14 +26,8 @@ export interface EventRouteServices {
   idleTimeoutMs?: number;
 }
 
-const errors = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  429: ErrorResponse,
-  500: ErrorResponse,
-  503: ErrorResponse,
-};
+/** The feed names no record by id: a keyed collection's errors. */
+const errors = collectionErrors;
 
 const EXACTNESS =
   'A consumer that starts at `after=0` and always passes `meta.next` as the next `after` sees every event exactly once, in sequence order (sequences can have gaps).';
