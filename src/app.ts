@@ -20,7 +20,7 @@ import type { Config } from './config.ts';
 import { DemoPhotoSource } from './demo/photo-source.ts';
 import { createMetering } from './http/access.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
-import { createHttpServer, type HttpApp, loggerOptions } from './http/server.ts';
+import { createHttpServer, type HttpApp, type HttpServerOptions, loggerOptions } from './http/server.ts';
 import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './jobs/deliveries/delivery-worker.ts';
 import { watcherChangeSink } from './jobs/deliveries/watcher-deliveries.ts';
 import { withWebhookDelivery } from './jobs/deliveries/with-deliveries.ts';
@@ -497,6 +497,8 @@ export const COMPONENT_SCHEMAS: readonly TSchema[] = [
 export interface AppOptions {
   /** Request logging: pino options or false (tests); the services' logger when not given. */
   logger?: FastifyServerOptions['logger'];
+  /** Build over a server that is already listening (`startServer`): see `HttpServerOptions.serverFactory`. */
+  serverFactory?: HttpServerOptions['serverFactory'];
 }
 
 /**
@@ -512,6 +514,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       ? { loggerInstance: services.log as FastifyBaseLogger }
       : { logger: options.logger }),
     componentSchemas: COMPONENT_SCHEMAS,
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     access: {
       // API keys, and OAuth access tokens (told apart by their prefix).
       resolver: new BearerResolver(

@@ -2,6 +2,7 @@ import { buildApp, compose } from './app.ts';
 import { type Config, ConfigError } from './config.ts';
 import { isDemoLoadInterrupted, isStoreEmpty, loadDemoMarket } from './demo/market/load.ts';
 import type { HttpApp } from './http/server.ts';
+import { listenWhileStarting, type StartingServer } from './http/starting.ts';
 import type { Jobs } from './jobs/jobs.ts';
 import { keepMarketClockMark } from './jobs/market-clock-mark.ts';
 import { ReadinessRegistry } from './modules/health/readiness.ts';
@@ -62,7 +63,7 @@ export async function seedDemoIfEmpty(
   store: Store,
   config: Config,
   log: (line: string) => void,
-  options: { replace?: boolean } = {},
+  options: { replace?: boolean; onProgress?: (done: number, total: number, phase: string) => void } = {},
 ): Promise<boolean> {
   if (!config.demo.enabled) return false;
   const interrupted = await isDemoLoadInterrupted(store);
@@ -74,7 +75,10 @@ export async function seedDemoIfEmpty(
     seed: config.demo.seed,
     scale: config.demo.scale,
     now: new Date(),
-    onProgress: progress.update,
+    onProgress: (done, total, phase) => {
+      progress.update(done, total, phase);
+      options.onProgress?.(done, total, phase);
+    },
     replace: options.replace === true || interrupted,
   });
   progress.stop();
@@ -126,21 +130,56 @@ async function claimEmbeddedLimits(store: Store, config: Config): Promise<Proces
   );
 }
 
+export interface StartServerOptions {
+  /**
+   * Called when the store is prepared and the demo market is next, with the
+   * URL the port answers on (bound from the start). Operator errors (store,
+   * schema, a second server without Redis) come before it, so they stay the
+   * one line `npm start` prints.
+   */
+  onStarting?: (url: string) => void;
+}
+
 /**
- * Everything `npm start` does, in order: store, schema, demo data, the
- * upstream (the in-process market simulator in the demo), the composition
- * (services and jobs), the HTTP server, then the background jobs.
+ * Everything `npm start` does, in order: the listening socket (answering
+ * health and "starting" 503s meanwhile: src/http/starting.ts), store, schema,
+ * demo data, the upstream (the in-process market simulator in the demo), the
+ * composition (services and jobs), the HTTP application taking the socket
+ * over, then the background jobs. A start that fails closes the socket again.
  */
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
   // Steps health waits for before it calls the node ready (they may finish after listen).
   const readiness = new ReadinessRegistry();
   readiness.expect('schema', 'migrating');
   readiness.expect('demo', 'loading');
+  // Until the composition registers their probes, which answer from then on.
+  readiness.expect('searchIndex', 'not started');
+  readiness.expect('marketCaches', 'not started');
+  const listener = await listenWhileStarting(config, readiness);
+  try {
+    return await startBehind(listener, config, readiness, options);
+  } catch (error) {
+    await listener.close({ now: true });
+    throw error;
+  }
+}
+
+/** `startServer` once the port answers: the application takes `listener` over when composed. */
+async function startBehind(
+  listener: StartingServer,
+  config: Config,
+  readiness: ReadinessRegistry,
+  options: StartServerOptions,
+): Promise<RunningServer> {
   const store = await openConfiguredStore(config);
   await prepareStore(store);
   readiness.mark('schema');
   const limitsLease = await claimEmbeddedLimits(store, config);
-  await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`));
+  options.onStarting?.(listener.url);
+  await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`), {
+    onProgress: (done, total) =>
+      readiness.mark('demo', false, `loading ${total > 0 ? Math.floor((done / total) * 100) : 0}%`),
+  });
   readiness.mark('demo');
   const upstream = await openUpstream(config, store);
   // Without an upstream the market clock still resumes where the store's data left off (at 1×).
@@ -154,19 +193,26 @@ export async function startServer(config: Config): Promise<RunningServer> {
     readiness,
     jobsWorker: { ...(upstream ? { upstreamUrl: () => upstreamAddress(upstream, config) } : {}) },
   });
-  const app = await buildApp(composition.services);
-  const url = await app.listen({ host: config.host, port: config.port });
+  readiness.mark('searchIndex');
+  readiness.mark('marketCaches');
+  const app = await buildApp(composition.services, { serverFactory: listener.serverFactory });
+  await app.ready();
+  listener.serve();
+  app.log.info(`Server listening at ${listener.url}`);
   await composition.jobs.start();
   const clockMark = keepMarketClockMark(store, marketClock, systemClock);
   return {
     app,
     store,
-    url,
+    url: listener.url,
     jobs: composition.jobs,
     upstream,
     close: async () => {
       await composition.jobs.stop();
+      // No new connections; the application ends its streams and answers what is in flight.
+      const closed = listener.close();
       await app.close();
+      await closed;
       await composition.close();
       await upstream?.close();
       await clockMark.stop();

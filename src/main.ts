@@ -6,8 +6,14 @@ import { packageVersion } from './version.ts';
 /** `npm start`: boot the whole service with configuration from the environment. */
 async function main(): Promise<void> {
   const config = loadConfig(process.env, packageVersion());
-  const server = await startServer(config);
-  process.stderr.write(`Stoop is listening on ${config.publicUrl} (docs: ${config.publicUrl}/docs)\n`);
+  // The port answers from the first moment: health with progress, everything else 503 until served.
+  const server = await startServer(config, {
+    onStarting: () =>
+      process.stderr.write(
+        `Stoop is listening on ${config.publicUrl}, starting (progress: ${config.publicUrl}/v1/health)\n`,
+      ),
+  });
+  process.stderr.write(`Stoop is serving on ${config.publicUrl} (docs: ${config.publicUrl}/docs)\n`);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

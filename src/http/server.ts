@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyServerFactory,
   type FastifyServerOptions,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
@@ -44,6 +45,11 @@ export interface HttpServerOptions {
   access: AccessOptions;
   /** Every schema with an `$id`, published as OpenAPI components. */
   componentSchemas: readonly TSchema[];
+  /**
+   * A server already listening to build the app over (`npm start`: ./starting.ts);
+   * the app then is never `listen`ed, and its owner closes the server.
+   */
+  serverFactory?: FastifyServerFactory<RawServerDefault>;
 }
 
 /**
@@ -78,6 +84,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       ? { loggerInstance: options.loggerInstance }
       : { logger: options.logger ?? loggerOptions(config) }),
     genReqId: () => randomUUID(),
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     // X-Forwarded-For is believed only from configured proxies.
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
     // Timeouts, body and header limits, and the error envelope for what

@@ -131,7 +131,8 @@ export interface ServerProcess {
 
 /**
  * Runs the real service (`node --import tsx src/main.ts`) as a child process
- * on a fixed loopback port, and resolves once `/v1/health` answers. `env` is
+ * on a fixed loopback port, and resolves once the application serves (`/v1/health`
+ * answers, and other routes no longer answer "starting" 503s). `env` is
  * added to this process's environment; HOST, PORT and LOG_LEVEL are set here.
  */
 export async function startServerProcess(options: {
@@ -173,8 +174,11 @@ export async function startServerProcess(options: {
       throw new Error(`Server process exited with code ${child.exitCode} before answering:\n${stderr}`);
     }
     try {
-      const response = await fetch(`${url}/v1/health`);
-      if (response.ok) return { url, child, stop };
+      const health = await fetch(`${url}/v1/health`);
+      await health.arrayBuffer();
+      // Health answers while the node starts; every other route is 503 until the application serves.
+      const serving = health.ok && (await fetch(`${url}/openapi.json`, { method: 'HEAD' })).status !== 503;
+      if (serving) return { url, child, stop };
     } catch {
       // Not listening yet.
     }

@@ -5,6 +5,7 @@
  * (no query builder per row): at full scale that is millions of rows, and
  * building a Kysely node tree for each would dominate the load time.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { startReplicationAt } from '../../jobs/refresh/pipeline-state.repository.ts';
 import {
@@ -146,6 +147,10 @@ class BatchWriter {
     this.rows = 0;
     await db.executeQuery(query);
     this.written += count;
+    // SQLite runs a statement synchronously: without a turn of the event loop
+    // between batches, the server started beside the load (health, "starting"
+    // answers) would not answer until it ends.
+    await yieldToEventLoop();
   }
 
   private statement(rows: number): string {
