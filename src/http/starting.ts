@@ -7,11 +7,12 @@
  * - `GET /v1/health` is 200 with the shape of the real health answer
  *   (`live: true`, `ready: false`, the readiness components as the boot
  *   reports them, e.g. `demo: loading 37%`); `GET /v1/health/live` is 200;
- *   `GET /v1/health/ready` is 503 `SERVICE_UNAVAILABLE` naming what is pending;
+ *   `GET /v1/health/ready` is 503 `SERVICE_UNAVAILABLE` naming what is pending
+ *   (`Retry-After: 1`, as the application's readiness route);
  * - `GET /` for a browser is a small HTML page saying so (503, refreshes itself);
  * - everything else is 503 `SERVICE_UNAVAILABLE` in the one error envelope,
  *   saying what the node is doing;
- * - every answer carries `X-Request-Id`, and the 503s `Retry-After`.
+ * - every answer carries `X-Request-Id`, and the other 503s `Retry-After: 5`.
  *
  * Then the Fastify application, built with `serverFactory` over the same
  * server, takes the socket over (`serve`): the `request` listener is swapped
@@ -30,13 +31,14 @@ import {
 import type { AddressInfo } from 'node:net';
 import type { FastifyServerFactory, RawServerDefault } from 'fastify';
 import type { Config } from '../config.ts';
+import { NOT_READY_RETRY_AFTER_S } from '../modules/health/health.routes.ts';
 import type { Health } from '../modules/health/health.schema.ts';
 import type { ReadinessRegistry } from '../modules/health/readiness.ts';
 import { httpEdge } from './edge.ts';
 import { ApiError, errorBody } from './errors.ts';
 
 /** Seconds a client is told to wait before asking a starting node again. */
-export const STARTING_RETRY_AFTER_S = 5;
+const STARTING_RETRY_AFTER_S = 5;
 
 export interface StartingServer {
   /** The server the application is built over (`serverFactory` returns it). */
@@ -226,18 +228,20 @@ function startingHandler(config: Config, readiness: ReadinessRegistry, startedAt
     if (read && path === '/v1/health/live') {
       return send(response, 200, { status: 'live', uptimeSeconds: uptimeSeconds() });
     }
-    response.setHeader('Retry-After', String(STARTING_RETRY_AFTER_S));
     if (read && path === '/v1/health/ready') {
+      // As the application's readiness route answers a node that is not ready.
+      response.setHeader('Retry-After', String(NOT_READY_RETRY_AFTER_S));
       const pending = readiness.pending();
       const states = readiness.states();
       const away = pending.map((name) => `${name} ${states[name].detail ?? 'pending'}`).join(', ');
       const error = new ApiError('SERVICE_UNAVAILABLE', `Not ready: starting (${away})`, {
         checks: { database: 'ok', limits: 'ok' },
         pending,
-        retryAfter: STARTING_RETRY_AFTER_S,
+        retryAfter: NOT_READY_RETRY_AFTER_S,
       });
       return send(response, 503, errorBody(error, requestId, publicUrl));
     }
+    response.setHeader('Retry-After', String(STARTING_RETRY_AFTER_S));
     const message = `Stoop is starting: ${phrase(readiness)}. Retry shortly; GET /v1/health shows progress.`;
     if (read && path === '/' && (request.headers.accept ?? '').includes('text/html')) {
       return sendHtml(response, startingPage(message));

@@ -12,7 +12,7 @@ export interface HealthRouteServices {
 }
 
 /** Seconds a balancer or client is told to wait before probing a node that is not ready again. */
-const NOT_READY_RETRY_AFTER_S = 1;
+export const NOT_READY_RETRY_AFTER_S = 1;
 
 /** `/health`, `/health/ready`, `/health/live`: public, outside rate limits and quotas. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = async (
