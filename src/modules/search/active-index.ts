@@ -778,14 +778,16 @@ export class ListingIndex {
       }
     }
     if (!filter.passesAll) count = filter.narrow(matches, count);
+    const near = c.geo?.near ?? null;
+    // The radius last, after every cheaper condition: the one test that needs trigonometry.
+    if (near !== null) count = keepWithinRadius(p, near, count);
     const activeOnly = statuses.length === 1 && statuses[0] === 0;
     const orderKey = `${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`;
-    const near = c.geo?.near ?? null;
     let rows: number[];
     if (c.sort === 'DISTANCE') {
       // The service admits DISTANCE only with `near`.
       if (near === null) throw new Error('sort DISTANCE without near');
-      rows = pageByDistance(p, near, c.sortDir === 'ASC', count, limit, offset);
+      rows = pageByDistance(p, c.sortDir === 'ASC', count, limit, offset);
     } else if (c.sort === 'DAYS_ON_MARKET' && !activeOnly) {
       rows = pageByDaysOnMarket(p, c, count, limit, offset);
     } else {
@@ -806,12 +808,14 @@ export class ListingIndex {
 }
 
 /**
- * Fills `p.matches` with the rows of the given statuses inside the geo
- * criteria, their status's price band (rows `bandFrom[s]` to `bandTo[s]`) and
- * the area mask; returns how many. Reads the grid cells of the candidate box
- * only (one run of keys per grid row, found by binary search), then applies
- * the exact tests: the bbox edges and the rounded distance from `near`. A
- * 1.5 km radius reads a few thousand rows, not the partition.
+ * Fills `p.matches` with the rows of the given statuses inside the candidate
+ * box (the bbox, and the box around `near`'s circle), their status's price
+ * band (rows `bandFrom[s]` to `bandTo[s]`) and the area mask; returns how
+ * many. Reads the grid cells of the candidate box only (one run of keys per
+ * grid row, found by binary search), then tests the bbox edges exactly. The
+ * circle itself is tested later, by `keepWithinRadius`, once the other
+ * filters have narrowed the rows. A 1.5 km radius reads a few thousand rows,
+ * not the partition.
  */
 function collectGeoMatches(
   p: Partition,
@@ -832,9 +836,6 @@ function collectGeoMatches(
   const firstColumn = gridColumn(box.minLng);
   const lastColumn = gridColumn(box.maxLng);
   const exact = geo.box ?? { minLat: -90, maxLat: 90, minLng: -180, maxLng: 180 };
-  const near = geo.near;
-  const distance = near ? distanceFrom(near) : null;
-  const radius = near ? near.radiusM : 0;
   const { gridRows, gridKeys, latitude, longitude, areaSlot, matches } = p;
   let count = 0;
   for (const status of statuses) {
@@ -853,12 +854,32 @@ function collectGeoMatches(
         const lat = latitude[row]!;
         const lng = longitude[row]!;
         if (lat < exact.minLat || lat > exact.maxLat || lng < exact.minLng || lng > exact.maxLng) continue;
-        if (distance !== null && distance(lat, lng) > radius) continue;
         matches[count++] = row;
       }
     }
   }
   return count;
+}
+
+/**
+ * Keeps the rows of `p.matches[0..count)` within `near`'s radius (their
+ * rounded distance, the number the API shows and sorts by), in order, and
+ * leaves each kept row's distance at the same index of `p.positions` for
+ * `pageByDistance`; returns how many.
+ */
+function keepWithinRadius(p: Partition, near: NearCircle, count: number): number {
+  const distance = distanceFrom(near);
+  const radius = near.radiusM;
+  const { matches, positions: distances, latitude, longitude } = p;
+  let kept = 0;
+  for (let k = 0; k < count; k++) {
+    const row = matches[k]!;
+    const d = distance(latitude[row]!, longitude[row]!);
+    if (d > radius) continue;
+    matches[kept] = row;
+    distances[kept++] = d;
+  }
+  return kept;
 }
 
 /** First index in [from, to) of ascending `keys` whose key is ≥ `key`. */
@@ -890,22 +911,13 @@ const distanceScratch = {
  * so, as for days on market, a histogram of distances finds the distances
  * the page covers and only those matches are sorted.
  */
-function pageByDistance(
-  p: Partition,
-  near: NearCircle,
-  asc: boolean,
-  count: number,
-  limit: number,
-  offset: number,
-): number[] {
+function pageByDistance(p: Partition, asc: boolean, count: number, limit: number, offset: number): number[] {
   if (offset >= count) return [];
-  const distance = distanceFrom(near);
+  // Left beside the matches by keepWithinRadius.
   const distances = p.positions;
   let maxDistance = 0;
   for (let k = 0; k < count; k++) {
-    const row = p.matches[k]!;
-    const d = distance(p.latitude[row]!, p.longitude[row]!);
-    distances[k] = d;
+    const d = distances[k]!;
     if (d > maxDistance) maxDistance = d;
   }
   // Matches are within the radius, so the scratch fits; the fallback only guards the invariant.
