@@ -763,19 +763,10 @@ export class ListingIndex {
         }
       }
     } else {
-      // Much of the band: one pass over each status's band, with an area mask when areas were asked.
+      // Much of the band: one pass over each status's band, testing the area
+      // mask (when areas were asked) and the commonest conditions on the way.
       const areas = areaIds ? areaMask(p, areaIds) : null;
-      const areaSlot = p.areaSlot;
-      for (const status of statuses) {
-        const to = bandTo[status]!;
-        if (areas === null) {
-          for (let row = bandFrom[status]!; row < to; row++) matches[count++] = row;
-        } else {
-          for (let row = bandFrom[status]!; row < to; row++) {
-            if (areas[areaSlot[row]!] === 1) matches[count++] = row;
-          }
-        }
-      }
+      for (const status of statuses) count = filter.collectBand(matches, count, bandFrom[status]!, bandTo[status]!, areas);
     }
     if (!filter.passesAll) count = filter.narrow(matches, count);
     const near = c.geo?.near ?? null;
@@ -1234,6 +1225,42 @@ class RowFilter {
   }
 
   /**
+   * Appends to `m` (from index `n`) the rows `from` to `to` (a status's price
+   * band) in the area mask (null: every area) that pass the flag and bedroom
+   * conditions; returns the new count. Those two conditions are then done:
+   * `narrow` applies only the others. On a wide search (all five boroughs,
+   * thousands of rows per band) one fused pass writes only the rows that
+   * survive, instead of copying the band and rereading it per condition.
+   */
+  collectBand(m: Int32Array, n: number, from: number, to: number, areas: Uint8Array | null): number {
+    this.flagsAndBedsApplied = true;
+    const { areaSlot, flags, beds } = this.p;
+    const mask = this.flagMask;
+    const value = this.flagValue;
+    const checkBeds = this.minBeds !== Number.NEGATIVE_INFINITY || this.maxBeds !== Number.POSITIVE_INFINITY;
+    const minBeds = this.minBeds;
+    const maxBeds = this.maxBeds;
+    if (mask === 0 && !checkBeds) {
+      if (areas === null) for (let row = from; row < to; row++) m[n++] = row;
+      else for (let row = from; row < to; row++) if (areas[areaSlot[row]!] === 1) m[n++] = row;
+      return n;
+    }
+    for (let row = from; row < to; row++) {
+      if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
+      if ((flags[row]! & mask) !== value) continue;
+      if (checkBeds) {
+        const b = beds[row]!;
+        if (!(b >= minBeds && b <= maxBeds)) continue;
+      }
+      m[n++] = row;
+    }
+    return n;
+  }
+
+  /** Set by `collectBand`: `narrow` skips the conditions it already applied. */
+  private flagsAndBedsApplied = false;
+
+  /**
    * Keeps the rows of `m[0..n)` that pass, in order; returns how many. One
    * tight pass per condition over one column (each pass shrinks the next),
    * far cheaper than evaluating every condition row by row on wide searches.
@@ -1248,7 +1275,7 @@ class RowFilter {
       for (let k = 0; k < n; k++) if ((col[m[k]!]! & mask) === mask) m[w++] = m[k]!;
       n = w;
     }
-    if (this.flagMask !== 0) {
+    if (this.flagMask !== 0 && !this.flagsAndBedsApplied) {
       const col = p.flags;
       const mask = this.flagMask;
       const value = this.flagValue;
@@ -1256,7 +1283,7 @@ class RowFilter {
       for (let k = 0; k < n; k++) if ((col[m[k]!]! & mask) === value) m[w++] = m[k]!;
       n = w;
     }
-    n = keepBetween(m, n, p.beds, this.minBeds, this.maxBeds);
+    if (!this.flagsAndBedsApplied) n = keepBetween(m, n, p.beds, this.minBeds, this.maxBeds);
     n = keepBetween(m, n, p.baths, this.minBaths, this.maxBaths);
     n = keepBetween(m, n, p.monthlyCost, Number.NEGATIVE_INFINITY, this.maxMonthlyCost);
     if (this.checkSqft) n = keepBetween(m, n, p.sqft, this.minSqft, this.maxSqft, true);
