@@ -36,9 +36,12 @@ export type Backfill = Static<typeof BackfillSchema>;
 export const BackgroundJobSchema = Type.Object({
   name: Type.String({ description: 'e.g. `refresh:search`, `refresh:buildings`, `market-snapshots`.' }),
   running: Type.Boolean(),
-  lastRunAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastRunAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description:
+      "On the market clock, like the data's own times: these jobs produce market data, so they run on market time (ahead of `time` after a fast simulated run; see the README's clocks section).",
+  }),
   nextRunAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'Null while running or stopped.',
+    description: 'On the market clock, as `lastRunAt`. Null while running or stopped.',
   }),
   lastError: Type.Union(
     [Type.Object({ at: Type.String({ format: 'date-time' }), kind: Type.String() }), Type.Null()],
