@@ -9,9 +9,10 @@
  * like the REST call it mirrors (`Metering.charge`: tier gate, monthly quota).
  */
 
+import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -93,6 +94,43 @@ function toolError(error: ApiError, toolName: string, publicUrl: string): CallTo
     content: [{ type: 'text', text }],
     structuredContent: { error: { code: error.code, message: text, status: error.status, docs, ...details } },
   };
+}
+
+/**
+ * The Web Request the SDK's web-standard transport reads: method, URL and headers
+ * (the body is handed over parsed). Its URL is the service's public origin with
+ * the request's path, so an odd Host header cannot make it invalid.
+ */
+function webRequest(request: FastifyRequest, publicOrigin: string): Request {
+  const headers = new Headers();
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  return new Request(`${publicOrigin}${request.raw.url ?? '/mcp'}`, { method: request.method, headers });
+}
+
+/**
+ * Writes the transport's answer to the Node response in one piece. In JSON mode
+ * (stateless, `enableJsonResponse`) every POST is answered with a complete body
+ * (JSON, or none for a 202), never an open event stream.
+ */
+async function writeResponse(response: Response, raw: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  // The body's own chunks (one, for a JSON text), not arrayBuffer()'s copy of them.
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  if (response.body !== null) {
+    const reader = response.body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      chunks.push(read.value);
+      length += read.value.byteLength;
+    }
+  }
+  if (response.body !== null) headers['content-length'] = String(length);
+  raw.writeHead(response.status, headers);
+  raw.end(chunks.length === 1 ? chunks[0] : chunks.length === 0 ? undefined : Buffer.concat(chunks, length));
 }
 
 /** Static answers of the list methods, built once. */
@@ -230,22 +268,29 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           return jsonRpcError(reply, 400, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch');
         }
         const server = createServer(request, reply);
-        const transport = new StreamableHTTPServerTransport({
+        const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
         });
-        // The transport writes to the raw response: keep what the hooks set (request id, rate and quota headers).
+        // The answer is written to the raw response: keep what the hooks set (request id, rate and quota headers).
         reply.hijack();
         for (const [name, value] of Object.entries(reply.getHeaders())) {
           if (value !== undefined) reply.raw.setHeader(name, value);
         }
+        // A client gone before its answer was written aborts the handlers still running. After a
+        // complete answer there is nothing left to end: the server and transport are this
+        // request's alone and are collected with it (closing them costs an Error per request).
         reply.raw.on('close', () => {
+          if (reply.raw.writableFinished) return;
           void transport.close();
           void server.close();
         });
         try {
           await server.connect(transport);
-          await transport.handleRequest(request.raw, reply.raw, request.body);
+          const response = await transport.handleRequest(webRequest(request, publicOrigin), {
+            parsedBody: request.body,
+          });
+          await writeResponse(response, reply.raw);
         } catch (error) {
           request.log.error({ err: error }, 'MCP request failed');
           if (!reply.raw.headersSent) {
