@@ -766,7 +766,8 @@ export class ListingIndex {
       // Much of the band: one pass over each status's band, testing the area
       // mask (when areas were asked) and the commonest conditions on the way.
       const areas = areaIds ? areaMask(p, areaIds) : null;
-      for (const status of statuses) count = filter.collectBand(matches, count, bandFrom[status]!, bandTo[status]!, areas);
+      for (const status of statuses)
+        count = filter.collectBand(matches, count, bandFrom[status]!, bandTo[status]!, areas);
     }
     if (!filter.passesAll) count = filter.narrow(matches, count);
     const near = c.geo?.near ?? null;
