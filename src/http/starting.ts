@@ -33,6 +33,7 @@ import type { FastifyServerFactory, RawServerDefault } from 'fastify';
 import type { Config } from '../config.ts';
 import { NOT_READY_RETRY_AFTER_S } from '../modules/health/health.routes.ts';
 import type { Health } from '../modules/health/health.schema.ts';
+import { noBackfillCoverage } from '../modules/health/health.service.ts';
 import type { ReadinessRegistry } from '../modules/health/readiness.ts';
 import { httpEdge } from './edge.ts';
 import { ApiError, errorBody } from './errors.ts';
@@ -189,14 +190,7 @@ function startingHandler(config: Config, readiness: ReadinessRegistry, startedAt
       latestEventSequence: null,
     },
     background: {
-      backfill: {
-        firstDate: null,
-        lastDate: null,
-        targetFirstDate: null,
-        percent: 0,
-        complete: false,
-        running: false,
-      },
+      backfill: noBackfillCoverage(false),
       jobs: [],
     },
   });

@@ -15,6 +15,11 @@ import type { ReadinessComponent, ReadinessRegistry } from './readiness.ts';
  * (`checks`) and every component has done its preparation (`pending` names
  * the ones that have not; `components` says how each stands).
  */
+/** The backfill as health reports it before any coverage can be read (none yet, or the store unreadable). */
+export function noBackfillCoverage(running: boolean): Backfill {
+  return { firstDate: null, lastDate: null, targetFirstDate: null, percent: 0, complete: false, running };
+}
+
 export interface ReadinessCheck {
   ready: boolean;
   checks: { database: 'ok' | 'unreachable'; limits: LimitsStatus['status'] };
@@ -118,8 +123,7 @@ export class HealthService {
   /** Coverage of the history backfill, as dates and a share of the target range. */
   private async backfill(dbOk: boolean, running: boolean): Promise<Backfill> {
     const coverage = dbOk ? await this.sources.coverage().catch(() => null) : null;
-    if (coverage === null)
-      return { firstDate: null, lastDate: null, targetFirstDate: null, percent: 0, complete: false, running };
+    if (coverage === null) return noBackfillCoverage(running);
     const days = (from: string, to: string) =>
       Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1);
     const target = days(coverage.targetFirstDate, coverage.lastDate);
