@@ -31,7 +31,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import type { FastifyServerFactory, RawServerDefault } from 'fastify';
 import type { Config } from '../config.ts';
-import { NOT_READY_RETRY_AFTER_S } from '../modules/health/health.routes.ts';
+import { NOT_READY_RETRY_AFTER_S, notReadyError } from '../modules/health/health.routes.ts';
 import type { Health } from '../modules/health/health.schema.ts';
 import { noBackfillCoverage } from '../modules/health/health.service.ts';
 import type { ReadinessRegistry } from '../modules/health/readiness.ts';
@@ -225,14 +225,12 @@ function startingHandler(config: Config, readiness: ReadinessRegistry, startedAt
     if (read && path === '/v1/health/ready') {
       // As the application's readiness route answers a node that is not ready.
       response.setHeader('Retry-After', String(NOT_READY_RETRY_AFTER_S));
-      const pending = readiness.pending();
-      const states = readiness.states();
-      const away = pending.map((name) => `${name} ${states[name].detail ?? 'pending'}`).join(', ');
-      const error = new ApiError('SERVICE_UNAVAILABLE', `Not ready: starting (${away})`, {
-        checks: { database: 'ok', limits: 'ok' },
-        pending,
-        retryAfter: NOT_READY_RETRY_AFTER_S,
-      });
+      const state = {
+        checks: { database: 'ok', limits: 'ok' } as const,
+        pending: readiness.pending(),
+        components: readiness.states(),
+      };
+      const error = notReadyError(state, 'starting');
       return send(response, 503, errorBody(error, requestId, publicUrl));
     }
     response.setHeader('Retry-After', String(STARTING_RETRY_AFTER_S));

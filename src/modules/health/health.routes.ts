@@ -3,7 +3,7 @@ import { UNMETERED_ROUTE } from '../../http/access.ts';
 import { ApiError, errorBody } from '../../http/errors.ts';
 import { ErrorResponse } from '../../http/schemas.ts';
 import { HealthResponse, LivenessResponse, ReadinessResponse } from './health.schema.ts';
-import type { HealthService } from './health.service.ts';
+import type { HealthService, ReadinessCheck } from './health.service.ts';
 
 export interface HealthRouteServices {
   health: HealthService;
@@ -13,6 +13,27 @@ export interface HealthRouteServices {
 
 /** Seconds a balancer or client is told to wait before probing a node that is not ready again. */
 export const NOT_READY_RETRY_AFTER_S = 1;
+
+/**
+ * The 503 a node that is not ready answers on `/health/ready` (this route, and
+ * the starting node before it: src/http/starting.ts): the failing checks and
+ * the pending components with what each is doing, in the message and in
+ * `details`. `stage` prefixes the list (`starting`).
+ */
+export function notReadyError(state: Omit<ReadinessCheck, 'ready'>, stage?: string): ApiError {
+  const { checks, pending, components } = state;
+  const away = [
+    ...Object.entries(checks)
+      .filter(([, status]) => status !== 'ok')
+      .map(([name, status]) => `${name} ${status}`),
+    ...pending.map((name) => `${name} ${components[name].detail ?? 'pending'}`),
+  ].join(', ');
+  return new ApiError('SERVICE_UNAVAILABLE', `Not ready: ${stage ? `${stage} (${away})` : away}`, {
+    checks,
+    pending,
+    retryAfter: NOT_READY_RETRY_AFTER_S,
+  });
+}
 
 /** `/health`, `/health/ready`, `/health/live`: public, outside rate limits and quotas. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = async (
@@ -52,17 +73,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteServices> = asyn
       const { ready, checks, pending, components } = await health.readiness();
       if (ready)
         return { status: 'ready' as const, checks: { database: 'ok' as const, limits: 'ok' as const } };
-      const away = [
-        ...Object.entries(checks)
-          .filter(([, status]) => status !== 'ok')
-          .map(([name, status]) => `${name} ${status}`),
-        ...pending.map((name) => `${name} ${components[name].detail ?? 'pending'}`),
-      ].join(', ');
-      const error = new ApiError('SERVICE_UNAVAILABLE', `Not ready: ${away}`, {
-        checks,
-        pending,
-        retryAfter: NOT_READY_RETRY_AFTER_S,
-      });
+      const error = notReadyError({ checks, pending, components });
       // Answered here rather than thrown: a probe polled every few seconds is not an error to log each time.
       reply.header('Retry-After', String(NOT_READY_RETRY_AFTER_S));
       return reply.status(503).send(errorBody(error, request.id, publicUrl));
