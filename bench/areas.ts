@@ -32,7 +32,7 @@ function parseCsvLine(line: string): string[] {
   return fields;
 }
 
-function readAreas(file: string): AreaRow[] {
+export function readAreas(file = resolve(REPO_ROOT, 'resources/areas.csv')): AreaRow[] {
   const lines = readFileSync(file, 'utf8')
     .split(/\r?\n/)
     .filter((l) => l.trim() !== '');
@@ -54,8 +54,10 @@ function readAreas(file: string): AreaRow[] {
   });
 }
 
+const ROOT = 1;
 const MANHATTAN = 100;
 const OUTER_BOROUGHS = new Set([200, 300, 400, 500]);
+const NEW_JERSEY = 1_000_000;
 
 /**
  * Neighborhood ids that carry listings in the demo market. Roots, boroughs,
@@ -66,8 +68,14 @@ const OUTER_BOROUGHS = new Set([200, 300, 400, 500]);
 export function neighborhoodAreaIds(file = resolve(REPO_ROOT, 'resources/areas.csv')): number[] {
   const areas = readAreas(file);
   const byId = new Map(areas.map((a) => [a.id, a]));
+  // Only the root, the boroughs and New Jersey's tree by id: a neighborhood id
+  // lies between the borough ids (Williamsburg is 302).
   const excluded = (a: AreaRow) =>
-    a.id === 1 || (a.id >= 100 && a.id <= 500) || a.id >= 1_000_000 || a.name.startsWith('All ');
+    a.id === ROOT ||
+    a.id === MANHATTAN ||
+    OUTER_BOROUGHS.has(a.id) ||
+    a.id >= NEW_JERSEY ||
+    a.name.startsWith('All ');
   const ids = areas
     .filter((a) => {
       if (excluded(a) || a.parentId === null) return false;
