@@ -53,6 +53,7 @@ import { HealthService, type HealthSources } from './modules/health/health.servi
 import { marketCachesProbe, ReadinessRegistry, searchIndexProbe } from './modules/health/readiness.ts';
 import { homeRoutes } from './modules/home/home.routes.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
+import { CachingSubscriptionProvider } from './modules/keys/key-cache.ts';
 import { LocalSubscriptionProvider, type SubscriptionProvider } from './modules/keys/subscriptions.ts';
 import { listingStreamRoutes } from './modules/listings/listing-stream.routes.ts';
 import { ListingStreamService } from './modules/listings/listing-stream.service.ts';
@@ -333,7 +334,10 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
     tierLimits: config.tierLimits,
     log,
   });
-  const subscriptions = new LocalSubscriptionProvider(store.db, wallClock, config.apiKeyPrefix);
+  const subscriptions = new CachingSubscriptionProvider(
+    new LocalSubscriptionProvider(store.db, wallClock, config.apiKeyPrefix),
+    config.apiKeyCacheMs,
+  );
   const services: Services = {
     config,
     marketClock,

@@ -43,6 +43,8 @@ export interface Config {
   readonly redisPrefix: string;
   /** Word before the UUID in API keys (`STOOP-<uuid>`). */
   readonly apiKeyPrefix: string;
+  /** How long a looked-up API key is reused (0: every request reads it). */
+  readonly apiKeyCacheMs: number;
   /** Peers whose X-Forwarded-For is believed (IPs or CIDRs); empty: use the socket address. */
   readonly trustedProxies: readonly string[];
   /** Bounds of the HTTP edge: what one client may hold of the server, and for how long. */
@@ -151,6 +153,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     redisUrl: readVariable(env, 'REDIS_URL'),
     redisPrefix: readVariable(env, 'REDIS_PREFIX'),
     apiKeyPrefix: readVariable(env, 'API_KEY_PREFIX'),
+    apiKeyCacheMs: readVariable(env, 'API_KEY_CACHE_MS'),
     trustedProxies: Object.freeze(readVariable(env, 'TRUSTED_PROXIES') ?? []),
     http: httpLimits(env),
     tierLimits: Object.freeze(tierLimits(env)),

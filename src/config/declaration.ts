@@ -226,6 +226,13 @@ export const ENVIRONMENT = {
     description: 'the word before the UUID in API keys (`STOOP-<uuid>`)',
     accepts: '2–16 uppercase letters or digits, starting with a letter',
   }),
+  API_KEY_CACHE_MS: variable({
+    group: 'access',
+    type: Type.Integer({ minimum: 0, maximum: 60_000 }),
+    default: 1_000,
+    description:
+      'how long a process reuses an API key it looked up before reading it again: revoking, disabling or re-tiering a key takes effect at once on the process that did it and within this time on every other (other nodes, the CLI); `0`: read the key on every request',
+  }),
   REDIS_URL: variable({
     group: 'access',
     type: Type.String({ pattern: '^rediss?://' }),

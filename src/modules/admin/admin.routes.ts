@@ -90,9 +90,9 @@ function noStore(reply: FastifyReply): void {
  * subscription (with `externalRef` = the billing subscription id),
  * `setTier` on a plan change, `setSubscriptionEnd` on cancellation at period end,
  * and `setStatus('disabled' | 'active')` on payment failure and recovery, or
- * `setStatus('revoked')` when the subscription is deleted. Revocation and
- * disablement take effect on the next request because keys are checked
- * against the provider on every request.
+ * `setStatus('revoked')` when the subscription is deleted. A change takes
+ * effect on this process's next request (the provider forgets the key before
+ * answering) and on every other node within `API_KEY_CACHE_MS` (./key-cache.ts).
  */
 export interface AdminRouteServices {
   subscriptions: SubscriptionProvider;
@@ -218,7 +218,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async 
         tags,
         summary: 'Change an API key',
         description:
-          'Changes the tier, status or subscription end of a key. Takes effect on the key’s next request. `revoked` is final: changing a revoked key is 409 `CONFLICT` (revoking it again is a no-op). Requires an INTERNAL-tier key.',
+          'Changes the tier, status or subscription end of a key. Takes effect on the key’s next request (on other nodes of a cluster, within `API_KEY_CACHE_MS`, default 1 s). `revoked` is final: changing a revoked key is 409 `CONFLICT` (revoking it again is a no-op). Requires an INTERNAL-tier key.',
         params: ApiKeyIdParams,
         body: UpdateApiKeyBody,
         response: {
@@ -257,7 +257,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteServices> = async 
         tags,
         summary: 'Revoke an API key',
         description:
-          'Revokes the key for good: its next request gets 401 `INVALID_API_KEY`. The record is kept (status `revoked`) and returned. Idempotent. Requires an INTERNAL-tier key.',
+          'Revokes the key for good: its next request gets 401 `INVALID_API_KEY` (on other nodes of a cluster, within `API_KEY_CACHE_MS`, default 1 s). The record is kept (status `revoked`) and returned. Idempotent. Requires an INTERNAL-tier key.',
         params: ApiKeyIdParams,
         response: { 200: ApiKeyResponse, 404: ErrorResponse, ...adminErrors },
       },

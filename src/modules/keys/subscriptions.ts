@@ -51,8 +51,9 @@ export interface IssueKeyInput {
  * implement the same interface, or call `issue`/`setTier`/`setStatus` from its
  * subscription webhooks.
  *
- * Contract: `check` runs on every request with no cache, so revoking or
- * disabling a key takes effect on the very next request on every node.
+ * Contract: `check` reads the store every time; the server wraps it in a
+ * CachingSubscriptionProvider (./key-cache.ts), so a change takes effect at
+ * once on the process that made it and within `API_KEY_CACHE_MS` elsewhere.
  */
 export interface SubscriptionProvider {
   check(key: string, now: Date): Promise<KeyCheck>;
@@ -76,6 +77,13 @@ function toUtc(at: string | null): string | null {
   const ms = Date.parse(at);
   if (Number.isNaN(ms)) throw new RangeError(`Not a valid date-time: ${at}`);
   return new Date(ms).toISOString();
+}
+
+/** Whether a key (as read, or absent) admits a request at `now`: only an active key whose subscription has not ended. */
+export function judgeKey(record: ApiKeyRecord | undefined, now: Date): KeyCheck {
+  if (record?.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
+  if (subscriptionEnded(record.subscriptionEndsAt, now)) return { ok: false, reason: 'EXPIRED_API_KEY' };
+  return { ok: true, record };
 }
 
 export function toApiKeyRecord(row: ApiKeyRow): ApiKeyRecord {
@@ -102,20 +110,12 @@ export class LocalSubscriptionProvider implements SubscriptionProvider {
   async check(key: string, now: Date): Promise<KeyCheck> {
     if (!looksLikeApiKey(key, this.keyPrefix)) return { ok: false, reason: 'INVALID_API_KEY' };
     const row = await findKeyByHash(this.db, hashApiKey(key));
-    if (row?.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
-    if (subscriptionEnded(row.subscription_ends_at, now)) {
-      return { ok: false, reason: 'EXPIRED_API_KEY' };
-    }
-    return { ok: true, record: toApiKeyRecord(row) };
+    return judgeKey(row && toApiKeyRecord(row), now);
   }
 
   async checkById(id: string, now: Date): Promise<KeyCheck> {
     const row = await findKeyById(this.db, id);
-    if (row?.status !== 'active') return { ok: false, reason: 'INVALID_API_KEY' };
-    if (subscriptionEnded(row.subscription_ends_at, now)) {
-      return { ok: false, reason: 'EXPIRED_API_KEY' };
-    }
-    return { ok: true, record: toApiKeyRecord(row) };
+    return judgeKey(row && toApiKeyRecord(row), now);
   }
 
   async issue(input: IssueKeyInput): Promise<IssuedKey> {
