@@ -136,7 +136,7 @@ describe('logs', () => {
 
     const log = lines.join('');
     // The capture works: requests and the admin audit trail are there, by id and hint.
-    expect(log).toContain('incoming request');
+    expect(log).toContain('"msg":"request completed"');
     expect(log).toContain('"action":"api_key.create"');
     expect(log).toContain(issued.id);
     expect(log).toContain(issued.hint);

@@ -16,6 +16,7 @@ import Fastify, {
 import type { Config } from '../config.ts';
 import { eventWebhooks } from '../modules/events/event-catalogue.ts';
 import { type AccessOptions, installAccessControl } from './access.ts';
+import { AccessLogController } from './access-log.ts';
 import { installCors } from './cors.ts';
 import { docsIntro } from './docs-intro.ts';
 import { docsPageOptions } from './docs-page.ts';
@@ -84,6 +85,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       ? { loggerInstance: options.loggerInstance }
       : { logger: options.logger ?? loggerOptions(config) }),
     genReqId: () => randomUUID(),
+    logController: new AccessLogController(),
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     // X-Forwarded-For is believed only from configured proxies.
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
