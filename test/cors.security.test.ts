@@ -96,3 +96,29 @@ describe('everything else stays same-origin', () => {
     },
   );
 });
+
+describe('the protocol details', () => {
+  it('a preflight says methods, headers and max age; the granting paths vary on Origin, others do not', async () => {
+    const allowed = await preflight('/mcp', INSPECTOR, 'DELETE');
+    expect(allowed.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE');
+    expect(allowed.headers.get('access-control-max-age')).toBe('600');
+    expect(allowed.headers.get('vary')).toBe('Origin');
+    expect(await allowed.text()).toBe('');
+    const refused = await preflight('/mcp', FOREIGN);
+    expect(refused.headers.get('vary')).toBe('Origin');
+    const discovery = await fetch(`${t.url}/.well-known/oauth-authorization-server`);
+    expect(discovery.headers.get('access-control-allow-origin')).toBe('*');
+    expect(discovery.headers.get('vary')).toContain('Origin');
+    const search = await t.get('/v1/search/rentals', { headers: { origin: INSPECTOR } });
+    expect(search.status).toBe(200);
+    expect(search.headers.get('vary')).toBe('Accept');
+  });
+
+  it('an OPTIONS request that is not a preflight is an unknown route, in the error envelope', async () => {
+    for (const headers of [{}, { origin: INSPECTOR }] as Record<string, string>[]) {
+      const response = await fetch(`${t.url}/mcp`, { method: 'OPTIONS', headers });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    }
+  });
+});

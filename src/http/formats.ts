@@ -172,9 +172,20 @@ export function setPagingHeaders(reply: FastifyReply, meta: PaginatedMeta): void
 
 /** Adds `Accept` to Vary: the same URL answers differently by Accept. */
 export function varyOnAccept(reply: FastifyReply): void {
+  appendVary(reply, 'Accept');
+}
+
+/** Adds a request header to `Vary`, keeping the names already there (each once). */
+export function appendVary(reply: FastifyReply, field: string): void {
   const vary = reply.getHeader('vary');
-  if (vary === undefined) reply.header('Vary', 'Accept');
-  else if (!/(?:^|,)\s*accept\s*(?:,|$)/i.test(String(vary))) reply.header('Vary', `${String(vary)}, Accept`);
+  if (vary === undefined) {
+    reply.header('Vary', field);
+    return;
+  }
+  const present = String(vary)
+    .split(',')
+    .some((name) => name.trim().toLowerCase() === field.toLowerCase());
+  if (!present) reply.header('Vary', `${String(vary)}, ${field}`);
 }
 
 /**

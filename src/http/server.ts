@@ -118,7 +118,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     reply.header('X-Request-Id', request.id);
   });
   edge.install(app);
-  await installCors(app, options.config.publicUrl);
+  installCors(app, options.config.publicUrl);
   installAccessControl(app, options.access);
   installErrorHandling(app, config.publicUrl);
   app.addHook('preValidation', rejectQueryWithoutDeclaredParameters);
