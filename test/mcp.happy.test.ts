@@ -184,6 +184,46 @@ describe('tools', () => {
   });
 });
 
+describe('answers that carry served JSON', () => {
+  it('a batch of tool calls answers each body as REST does, with nothing of the splicing left in the text', async () => {
+    const call = (id: number, name: string, args: Record<string, unknown>) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: args },
+    });
+    const response = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${keys.PRO}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-03-26',
+      },
+      body: JSON.stringify([
+        call(1, 'search_rentals', { areas: '100', sort: 'PRICE', perPage: 7 }),
+        call(2, 'get_property', { id: listing.id }),
+        call(3, 'search_sales', { perPage: 2, page: 2 }),
+      ]),
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    expect(text).not.toContain('stoop-body-');
+    const answers = JSON.parse(text) as { id: number; result: CallToolResult }[];
+    const rest = [
+      '/v1/search/rentals?areas=100&sort=PRICE&perPage=7',
+      `/v1/property/${listing.id}`,
+      '/v1/search/sales?perPage=2&page=2',
+    ];
+    expect(answers.map((a) => a.id).sort()).toEqual([1, 2, 3]);
+    for (const answer of answers) {
+      const expected = await (await t.getAs(keys.PRO, rest[answer.id - 1]!)).json();
+      expect(answer.result.structuredContent, `call ${answer.id}`).toEqual(expected);
+    }
+  });
+});
+
 describe('resources and prompts', () => {
   it('lists and reads the area tree and a listing', async () => {
     const client = await connect(keys.STARTER);

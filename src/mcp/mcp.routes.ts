@@ -9,6 +9,7 @@
  * like the REST call it mirrors (`Metering.charge`: tier gate, monthly quota).
  */
 
+import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -41,6 +42,7 @@ import { buildServerCard, MCP_SERVER_NAME, ServerCardSchema } from './server-car
 import {
   asApiError,
   buildToolCatalogue,
+  serializedToolBody,
   type ToolCall,
   type ToolDefinition,
   type ToolServices,
@@ -109,11 +111,50 @@ function webRequest(request: FastifyRequest, publicOrigin: string): Request {
 }
 
 /**
+ * Tool bodies that arrive as JSON text (./tools.ts, `serializedToolBody`) go
+ * into the answer as those bytes. The handler hands the SDK a stand-in,
+ * `{"<token>":true}` with a random token, as `structuredContent`; the SDK
+ * serializes the JSON-RPC answer around it, and `splicedAnswer` puts the body
+ * where the stand-in is. The answer is then byte for byte what the SDK would
+ * have written for the parsed body (the same JSON), without serializing 50
+ * listings a second time.
+ */
+class BodySplices {
+  private readonly bodies = new Map<string, Buffer>();
+
+  /** The stand-in for one body (unique to this answer: a token no data can contain). */
+  standIn(json: Buffer): Record<string, unknown> {
+    const token = `stoop-body-${randomUUID()}`;
+    this.bodies.set(token, json);
+    return { [token]: true };
+  }
+
+  /** The answer with every stand-in replaced; a stand-in the SDK did not write as expected is an error. */
+  splicedAnswer(answer: Buffer): Buffer {
+    if (this.bodies.size === 0) return answer;
+    const parts: Buffer[] = [];
+    let from = 0;
+    const found = [...this.bodies].map(([token, json]) => {
+      const standIn = Buffer.from(`{"${token}":true}`);
+      const at = answer.indexOf(standIn);
+      if (at < 0) throw new Error('MCP answer: a tool body stand-in is missing from the serialized answer');
+      return { at, end: at + standIn.length, json };
+    });
+    for (const { at, end, json } of found.sort((a, b) => a.at - b.at)) {
+      parts.push(answer.subarray(from, at), json);
+      from = end;
+    }
+    parts.push(answer.subarray(from));
+    return Buffer.concat(parts);
+  }
+}
+
+/**
  * Writes the transport's answer to the Node response in one piece. In JSON mode
  * (stateless, `enableJsonResponse`) every POST is answered with a complete body
  * (JSON, or none for a 202), never an open event stream.
  */
-async function writeResponse(response: Response, raw: ServerResponse): Promise<void> {
+async function writeResponse(response: Response, raw: ServerResponse, splices: BodySplices): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
@@ -128,9 +169,19 @@ async function writeResponse(response: Response, raw: ServerResponse): Promise<v
       length += read.value.byteLength;
     }
   }
-  if (response.body !== null) headers['content-length'] = String(length);
+  if (response.body === null) {
+    raw.writeHead(response.status, headers);
+    raw.end();
+    return;
+  }
+  const answer = splices.splicedAnswer(
+    chunks.length === 1
+      ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, length)
+      : Buffer.concat(chunks, length),
+  );
+  headers['content-length'] = String(answer.length);
   raw.writeHead(response.status, headers);
-  raw.end(chunks.length === 1 ? chunks[0] : chunks.length === 0 ? undefined : Buffer.concat(chunks, length));
+  raw.end(answer);
 }
 
 /** Static answers of the list methods, built once. */
@@ -267,7 +318,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           // JSON-RPC 2.0 §6: an empty batch is an invalid request (the SDK would accept it silently).
           return jsonRpcError(reply, 400, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch');
         }
-        const server = createServer(request, reply);
+        const splices = new BodySplices();
+        const server = createServer(request, reply, splices);
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
@@ -290,7 +342,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           const response = await transport.handleRequest(webRequest(request, publicOrigin), {
             parsedBody: request.body,
           });
-          await writeResponse(response, reply.raw);
+          await writeResponse(response, reply.raw, splices);
         } catch (error) {
           request.log.error({ err: error }, 'MCP request failed');
           if (!reply.raw.headersSent) {
@@ -309,7 +361,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
   });
 
   /** The MCP server of one HTTP request: the caller, metering and serializer are this request's. */
-  function createServer(request: FastifyRequest, reply: FastifyReply): Server {
+  function createServer(request: FastifyRequest, reply: FastifyReply, splices: BodySplices): Server {
     const caller = request.caller;
     const call: ToolCall = {
       caller,
@@ -342,9 +394,10 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
         await charge(tool.minTier);
         const args = params.arguments ?? {};
         const body = await tool.call(args, call);
+        const json = serializedToolBody(body);
         return {
           content: [{ type: 'text', text: tool.summarize(body, args) }],
-          structuredContent: body as unknown as Record<string, unknown>,
+          structuredContent: json ? splices.standIn(json) : (body as unknown as Record<string, unknown>),
         };
       } catch (error) {
         return toolError(asApiError(error, request), tool.name, services.publicUrl);

@@ -12,7 +12,7 @@ import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { ListingStatus, ListingType } from '../domain/listing.ts';
 import type { Tier } from '../domain/tiers.ts';
 import type { Caller } from '../http/caller.ts';
-import { capPerPage, type PaginatedMeta, paramNames } from '../http/envelope.ts';
+import { capPerPage, listBodyFromFragments, type PaginatedMeta, paramNames } from '../http/envelope.ts';
 import { describeValidationIssue, validationFailureMessage } from '../http/error-handler.ts';
 import { ApiError } from '../http/errors.ts';
 import { assertPageInRange, type PageRequest, pageLinks } from '../http/pagination.ts';
@@ -95,6 +95,18 @@ interface ToolSpec {
 export interface ToolBody {
   data: unknown;
   meta: Record<string, unknown>;
+}
+
+/**
+ * The UTF-8 JSON text of a tool's body, when the tool had it before parsing (a
+ * served body, cached listing rows): the MCP endpoint splices these bytes into
+ * its answer rather than have the SDK serialize the parsed copy again, which
+ * was a fifth of a search call's CPU (mcp.routes.ts, `splicedAnswer`).
+ */
+const bodyJson = new WeakMap<ToolBody, Buffer>();
+
+export function serializedToolBody(body: ToolBody): Buffer | undefined {
+  return bodyJson.get(body);
 }
 
 /** A tool ready to list and call. */
@@ -294,11 +306,13 @@ function specs(s: ToolServices): ToolSpec[] {
           known,
           capped.warnings,
         );
-        // What listBodyFromFragments sends over REST, without re-parsing the cached rows on every call.
-        return {
+        // Parsed for the summary line (each cached row once); answered as the REST bytes.
+        const body: ToolBody = {
           data: result.items.map(parsedFragment),
           meta: JSON.parse(JSON.stringify(meta)) as ToolBody['meta'],
         };
+        bodyJson.set(body, listBodyFromFragments(result.items, meta));
+        return body;
       },
       summarize: (body, args) => summarizeListings(body, noun, areaNames(s.areaTree, args.areas)),
     };
@@ -644,9 +658,11 @@ export function buildToolCatalogue(services: ToolServices): readonly ToolDefinit
         if (spec.pathId) args.id = checkId(spec.pathId, sent.id);
         if (!validate(args)) throw validationError(validate);
         const body = await spec.run(args, call, sent);
-        if (typeof body === 'string') return JSON.parse(body) as ToolBody;
-        if (Buffer.isBuffer(body)) return JSON.parse(body.toString('utf8')) as ToolBody;
-        return body;
+        if (typeof body !== 'string' && !Buffer.isBuffer(body)) return body;
+        const json = typeof body === 'string' ? Buffer.from(body) : body;
+        const parsed = JSON.parse(json.toString('utf8')) as ToolBody;
+        bodyJson.set(parsed, json);
+        return parsed;
       },
     };
   });
