@@ -65,14 +65,21 @@ const COMMA = Buffer.from(',');
  * one buffer (no intermediate strings, no re-encoding on write).
  */
 export function listBodyFromFragments(items: readonly Buffer[], meta: unknown): Buffer {
-  const parts: Buffer[] = [Buffer.from('{"data":[')];
+  return Buffer.concat(listBodyChunks(items, meta));
+}
+
+/** The same body as its chunks in order, for a writer that copies them once into something larger. */
+export function listBodyChunks(items: readonly Buffer[], meta: unknown): Buffer[] {
+  const parts: Buffer[] = [DATA_LIST_OPEN];
   items.forEach((item, i) => {
     if (i > 0) parts.push(COMMA);
     parts.push(item);
   });
   parts.push(Buffer.from(`],"meta":${JSON.stringify(meta)}}`));
-  return Buffer.concat(parts);
+  return parts;
 }
+
+const DATA_LIST_OPEN = Buffer.from('{"data":[');
 
 const DATA_OPEN = Buffer.from('{"data":');
 const META_OPEN = Buffer.from(',"meta":');

@@ -120,16 +120,16 @@ function webRequest(request: FastifyRequest, publicOrigin: string): Request {
  * listings a second time.
  */
 class BodySplices {
-  private readonly bodies = new Map<string, Buffer>();
+  private readonly bodies = new Map<string, readonly Buffer[]>();
 
   /** The stand-in for one body (unique to this answer: a token no data can contain). */
-  standIn(json: Buffer): Record<string, unknown> {
+  standIn(json: readonly Buffer[]): Record<string, unknown> {
     const token = `stoop-body-${randomUUID()}`;
     this.bodies.set(token, json);
     return { [token]: true };
   }
 
-  /** The answer with every stand-in replaced; a stand-in the SDK did not write as expected is an error. */
+  /** The answer with every stand-in replaced, copied once; a stand-in the SDK did not write as expected is an error. */
   splicedAnswer(answer: Buffer): Buffer {
     if (this.bodies.size === 0) return answer;
     const parts: Buffer[] = [];
@@ -141,7 +141,7 @@ class BodySplices {
       return { at, end: at + standIn.length, json };
     });
     for (const { at, end, json } of found.sort((a, b) => a.at - b.at)) {
-      parts.push(answer.subarray(from, at), json);
+      parts.push(answer.subarray(from, at), ...json);
       from = end;
     }
     parts.push(answer.subarray(from));

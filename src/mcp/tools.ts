@@ -12,7 +12,7 @@ import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { ListingStatus, ListingType } from '../domain/listing.ts';
 import type { Tier } from '../domain/tiers.ts';
 import type { Caller } from '../http/caller.ts';
-import { capPerPage, listBodyFromFragments, type PaginatedMeta, paramNames } from '../http/envelope.ts';
+import { capPerPage, listBodyChunks, type PaginatedMeta, paramNames } from '../http/envelope.ts';
 import { describeValidationIssue, validationFailureMessage } from '../http/error-handler.ts';
 import { ApiError } from '../http/errors.ts';
 import { assertPageInRange, type PageRequest, pageLinks } from '../http/pagination.ts';
@@ -103,9 +103,10 @@ export interface ToolBody {
  * its answer rather than have the SDK serialize the parsed copy again, which
  * was a fifth of a search call's CPU (mcp.routes.ts, `splicedAnswer`).
  */
-const bodyJson = new WeakMap<ToolBody, Buffer>();
+const bodyJson = new WeakMap<ToolBody, readonly Buffer[]>();
 
-export function serializedToolBody(body: ToolBody): Buffer | undefined {
+/** The body's JSON as chunks to write in order. */
+export function serializedToolBody(body: ToolBody): readonly Buffer[] | undefined {
   return bodyJson.get(body);
 }
 
@@ -311,7 +312,7 @@ function specs(s: ToolServices): ToolSpec[] {
           data: result.items.map(parsedFragment),
           meta: JSON.parse(JSON.stringify(meta)) as ToolBody['meta'],
         };
-        bodyJson.set(body, listBodyFromFragments(result.items, meta));
+        bodyJson.set(body, listBodyChunks(result.items, meta));
         return body;
       },
       summarize: (body, args) => summarizeListings(body, noun, areaNames(s.areaTree, args.areas)),
@@ -661,7 +662,7 @@ export function buildToolCatalogue(services: ToolServices): readonly ToolDefinit
         if (typeof body !== 'string' && !Buffer.isBuffer(body)) return body;
         const json = typeof body === 'string' ? Buffer.from(body) : body;
         const parsed = JSON.parse(json.toString('utf8')) as ToolBody;
-        bodyJson.set(parsed, json);
+        bodyJson.set(parsed, [json]);
         return parsed;
       },
     };
