@@ -99,14 +99,25 @@ function toolError(error: ApiError, toolName: string, publicUrl: string): CallTo
 }
 
 /**
- * The Web Request the SDK's web-standard transport reads: method, URL and headers
- * (the body is handed over parsed). Its URL is the service's public origin with
- * the request's path, so an odd Host header cannot make it invalid.
+ * The headers the SDK's transport reads (Streamable HTTP: content negotiation,
+ * protocol version, session, resumption). Only these are handed over: the
+ * handlers need no other (the caller is resolved by the access hook), and the
+ * credential stays out of the SDK's request info.
+ */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+/**
+ * The Web Request the SDK's web-standard transport reads: method, URL and the
+ * transport's headers (the body is handed over parsed). Its URL is the
+ * service's public origin with the request's path, so an odd Host header
+ * cannot make it invalid.
  */
 function webRequest(request: FastifyRequest, publicOrigin: string): Request {
   const headers = new Headers();
-  const raw = request.raw.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers.set(name, value);
+  }
   return new Request(`${publicOrigin}${request.raw.url ?? '/mcp'}`, { method: request.method, headers });
 }
 
