@@ -73,6 +73,7 @@ describe('config', () => {
       redisUrl: undefined,
       redisPrefix: 'stoop',
       apiKeyPrefix: 'STOOP',
+      apiKeyCacheMs: 1_000,
       trustedProxies: [],
       http: {
         requestTimeoutMs: 30_000,
