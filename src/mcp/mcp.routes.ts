@@ -104,7 +104,13 @@ function toolError(error: ApiError, toolName: string, publicUrl: string): CallTo
  * handlers need no other (the caller is resolved by the access hook), and the
  * credential stays out of the SDK's request info.
  */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+const TRANSPORT_HEADERS = [
+  'accept',
+  'content-type',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'last-event-id',
+];
 
 /**
  * The Web Request the SDK's web-standard transport reads: method, URL and the
