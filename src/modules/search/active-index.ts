@@ -1246,13 +1246,16 @@ class RowFilter {
       else for (let row = from; row < to; row++) if (areas[areaSlot[row]!] === 1) m[n++] = row;
       return n;
     }
+    // The flag byte first: the most selective test and the cheapest read. The
+    // area passes nearly every row of a wide search, so it goes last
+    // (measured: 103 → 82 µs for the all-NYC bench query in-process).
     for (let row = from; row < to; row++) {
-      if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
       if ((flags[row]! & mask) !== value) continue;
       if (checkBeds) {
         const b = beds[row]!;
         if (!(b >= minBeds && b <= maxBeds)) continue;
       }
+      if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
       m[n++] = row;
     }
     return n;
