@@ -984,6 +984,17 @@ function pageByOrder(
   const { rank, byRank } = order;
   if (offset >= count) return [];
   const end = Math.min(count, offset + limit);
+  // Matches already in this order (a price band read in row order and sorted
+  // by price, the commonest search): the page is a slice. Checking costs one
+  // sequential pass, and stops at the first pair out of order otherwise.
+  let inOrder = true;
+  for (let k = 1; k < count; k++) {
+    if (rank[matches[k]!]! < rank[matches[k - 1]!]!) {
+      inOrder = false;
+      break;
+    }
+  }
+  if (inOrder) return Array.from(matches.subarray(offset, end));
   const generation = nextGeneration(p);
   const walkCost = count + (end * byRank.length) / count;
   if (!concentrated && walkCost < 2 * count + count * Math.log2(count + 1)) {
