@@ -709,7 +709,27 @@ export class ListingIndex {
     );
   }
 
+  /** One page of ids (with the total, and distances with `near`): `searchRows` with each row's id. */
   search(c: SearchCriteria, limit: number, offset: number): IdPage {
+    const page = this.searchRows(c, limit, offset);
+    const ids = page.rows.map((row) => this.idAt(c.listingType, row));
+    return page.distances
+      ? { ids, total: page.total, distances: page.distances }
+      : { ids, total: page.total };
+  }
+
+  /** The listing id of a row of the listing type's partition. */
+  idAt(listingType: ListingType, row: number): string {
+    return this.partitions[listingType].ids.at(row);
+  }
+
+  /**
+   * One page as rows of the listing type's partition: numbers that stay the
+   * same listing for this index's life, so a caller can keep what it derives
+   * per listing (serialized summaries) in an array by row instead of a map by
+   * id, and decode ids (`idAt`) only for what it lacks.
+   */
+  searchRows(c: SearchCriteria, limit: number, offset: number): RowPage {
     const p = this.partitions[c.listingType];
     const minPrice = c.minPrice ?? Number.NEGATIVE_INFINITY;
     const maxPrice = c.maxPrice ?? Number.POSITIVE_INFINITY;
@@ -792,11 +812,21 @@ export class ListingIndex {
         c.sort === 'PRICE',
       );
     }
-    const ids = rows.map((row) => p.ids.at(row));
-    if (near === null) return { ids, total: count };
+    if (near === null) return { rows, total: count };
     const distance = distanceFrom(near);
-    return { ids, total: count, distances: rows.map((row) => distance(p.latitude[row]!, p.longitude[row]!)) };
+    return {
+      rows,
+      total: count,
+      distances: rows.map((row) => distance(p.latitude[row]!, p.longitude[row]!)),
+    };
   }
+}
+
+/** A page of `ListingIndex.searchRows`: rows of one partition, the total, and distances with `near`. */
+export interface RowPage {
+  rows: number[];
+  total: number;
+  distances?: number[];
 }
 
 /**

@@ -26,7 +26,6 @@ import { geoCriteria } from './search.geo.ts';
 import {
   findBuildingScores,
   findSummaryRows,
-  type IdPage,
   type SearchCriteria,
   searchListingIds,
 } from './search.repository.ts';
@@ -149,6 +148,8 @@ export class SearchService {
 
   /** The read model answering searches; possibly one data version old while its successor builds. */
   private index: ListingIndex | null = null;
+  /** Serialized summaries by row, kept with the index that listed them (see `search`). */
+  private readonly summaryMemos = new WeakMap<ListingIndex, SummaryMemo>();
   /**
    * Spaces index rebuilds (see RebuildPacer): while refresh cycles change the
    * data every second, searches see an index at most one build plus one gap
@@ -363,38 +364,26 @@ export class SearchService {
     return INDEX_SCOPES.map((scope, i) => `${scope}=${times[i]}`).join(';');
   }
 
-  /**
-   * The page's ids, and the snapshot they were read from: the serving index's
-   * version, or the data version when SQL answered (no index yet, or
-   * SEARCH_INDEX=false).
-   */
-  private async idPage(
-    criteria: SearchCriteria,
-    limit: number,
-    offset: number,
-    dataVersion: string,
-  ): Promise<IdPage & { snapshot: string }> {
-    if (this.useIndex) {
-      const version = await this.indexVersion();
-      if (this.index?.version !== version) void this.prepareIndex(version);
-      const index = this.index;
-      if (index) return { ...index.search(criteria, limit, offset), snapshot: `index:${index.version}` };
-    }
-    return {
-      ...(await searchListingIds(this.db, this.dialect, criteria, limit, offset)),
-      snapshot: `data:${dataVersion}`,
-    };
+  /** The index to answer from (starting a build when the version moved), or null: SQL answers. */
+  private async servingIndex(): Promise<ListingIndex | null> {
+    if (!this.useIndex) return null;
+    const version = await this.indexVersion();
+    if (this.index?.version !== version) void this.prepareIndex(version);
+    return this.index;
   }
 
   /**
    * Serialized summaries are cached for the snapshot the ids came from: an
    * index answers with the listings as they were when it was read, so their
-   * summaries are kept until the next index is swapped in (paced, see
-   * RebuildPacer) rather than dropped at every data-version move — a refresh
-   * cycle a second would otherwise empty the cache as fast as searches fill
-   * it. A summary is at least as new as the index that listed it (it is read
-   * after), and a change to any column it shows moves a search scope (detail
-   * writes rewrite the listing row), hence the index version.
+   * summaries are kept with that index — by row, for as long as it serves —
+   * until the next index is swapped in (paced, see RebuildPacer) rather than
+   * dropped at every data-version move: a refresh cycle a second would
+   * otherwise empty the cache as fast as searches fill it. A summary is at
+   * least as new as the index that listed it (it is read after), and a change
+   * to any column it shows moves a search scope (detail writes rewrite the
+   * listing row), hence the index version. Without an index (none built yet,
+   * or SEARCH_INDEX=false) SQL answers and summaries are cached by id for the
+   * data version.
    */
   async search(
     criteria: SearchCriteria,
@@ -402,50 +391,111 @@ export class SearchService {
     perPage: number,
     dataVersion: string,
   ): Promise<SearchPage> {
-    const { ids, total, snapshot, distances } = await this.idPage(
+    const offset = (page - 1) * perPage;
+    const nowMs = criteria.now.getTime();
+    const index = await this.servingIndex();
+    if (index) {
+      const { rows, total, distances } = index.searchRows(criteria, perPage, offset);
+      const memo = this.summariesOf(index);
+      const kept = memo[criteria.listingType];
+      const found = rows.map((row) => {
+        const entry = kept[row];
+        return entry !== undefined && entry.validUntil > nowMs ? entry : undefined;
+      });
+      const missing: string[] = [];
+      for (let i = 0; i < rows.length; i++)
+        if (!found[i]) missing.push(index.idAt(criteria.listingType, rows[i]!));
+      if (missing.length > 0) {
+        const fresh = await this.renderSummaries(missing, criteria.now);
+        for (let i = 0, m = 0; i < rows.length; i++) {
+          if (found[i]) continue;
+          const entry = fresh.get(missing[m++]!);
+          if (!entry) continue;
+          found[i] = entry;
+          if (kept[rows[i]!] === undefined) memo.size++;
+          kept[rows[i]!] = entry;
+        }
+        // The same bound as the cache by id: when full, start over (a working set refills in a few requests).
+        if (memo.size > this.cache.capacity) this.summaryMemos.delete(index);
+      }
+      return pageOf(found, total, distances);
+    }
+    const { ids, total, distances } = await searchListingIds(
+      this.db,
+      this.dialect,
       criteria,
       perPage,
-      (page - 1) * perPage,
-      dataVersion,
+      offset,
     );
-    const nowMs = criteria.now.getTime();
+    const snapshot = `data:${dataVersion}`;
     this.cache.useVersion(snapshot);
     const found = ids.map((id) => this.cache.get(id, nowMs));
     const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length > 0) {
-      const rows = await findSummaryRows(this.db, missing);
-      const scores = await findBuildingScores(
-        this.db,
-        rows.map((r) => r.building_id),
-      );
-      const fresh = new Map<string, CachedJson>();
-      for (const row of rows) {
-        const summary = toListingSummary(
-          row,
-          this.areaTree.get(row.area_id)?.name ?? 'Unassigned',
-          scores.get(row.building_id),
-          criteria.now,
-        );
-        const entry = {
-          json: Buffer.from(JSON.stringify(summary)),
-          detailScraped: summary.detailScraped,
-          validUntil: daysOnMarketValidUntil(row, criteria.now),
-        };
-        this.cache.set(row.id, entry, snapshot);
-        fresh.set(row.id, entry);
-      }
+      const fresh = await this.renderSummaries(missing, criteria.now);
+      for (const [id, entry] of fresh) this.cache.set(id, entry, snapshot);
       ids.forEach((id, i) => {
         found[i] ??= fresh.get(id);
       });
     }
-    const items: Buffer[] = [];
-    let allDetailScraped = ids.length > 0;
-    for (const [i, entry] of found.entries()) {
-      // Missing only if the listing vanished between the two queries.
-      if (!entry) continue;
-      items.push(distances ? withDistance(entry.json, distances[i]!) : entry.json);
-      allDetailScraped &&= entry.detailScraped;
-    }
-    return { items, total, allDetailScraped };
+    return pageOf(found, total, distances);
   }
+
+  /** The summaries kept with an index, by row of each listing type's partition (see `search`). */
+  private summariesOf(index: ListingIndex): SummaryMemo {
+    let memo = this.summaryMemos.get(index);
+    if (!memo) {
+      memo = { rental: [], sale: [], size: 0 };
+      this.summaryMemos.set(index, memo);
+    }
+    return memo;
+  }
+
+  /** Reads and serializes the summaries of these listings (those that still exist), by id. */
+  private async renderSummaries(ids: string[], now: Date): Promise<Map<string, CachedJson>> {
+    const rows = await findSummaryRows(this.db, ids);
+    const scores = await findBuildingScores(
+      this.db,
+      rows.map((r) => r.building_id),
+    );
+    const rendered = new Map<string, CachedJson>();
+    for (const row of rows) {
+      const summary = toListingSummary(
+        row,
+        this.areaTree.get(row.area_id)?.name ?? 'Unassigned',
+        scores.get(row.building_id),
+        now,
+      );
+      rendered.set(row.id, {
+        json: Buffer.from(JSON.stringify(summary)),
+        detailScraped: summary.detailScraped,
+        validUntil: daysOnMarketValidUntil(row, now),
+      });
+    }
+    return rendered;
+  }
+}
+
+/** Serialized summaries by partition row, and how many are held. */
+interface SummaryMemo {
+  rental: (CachedJson | undefined)[];
+  sale: (CachedJson | undefined)[];
+  size: number;
+}
+
+/** The page's serialized summaries in result order; a listing gone between the two reads is left out. */
+function pageOf(
+  found: (CachedJson | undefined)[],
+  total: number,
+  distances: number[] | undefined,
+): SearchPage {
+  const items: Buffer[] = [];
+  let allDetailScraped = found.length > 0;
+  for (let i = 0; i < found.length; i++) {
+    const entry = found[i];
+    if (!entry) continue;
+    items.push(distances ? withDistance(entry.json, distances[i]!) : entry.json);
+    allDetailScraped &&= entry.detailScraped;
+  }
+  return { items, total, allDetailScraped };
 }
