@@ -59,6 +59,7 @@ export function sendJsonText(reply: FastifyReply, json: string | Buffer): Fastif
 }
 
 const COMMA = Buffer.from(',');
+const DATA_LIST_OPEN = Buffer.from('{"data":[');
 
 /**
  * `{"data":[item,item,…],"meta":…}` from UTF-8 JSON fragments, copied once into
@@ -79,8 +80,6 @@ export function listBodyChunks(items: readonly Buffer[], meta: unknown): Buffer[
   return parts;
 }
 
-const DATA_LIST_OPEN = Buffer.from('{"data":[');
-
 const DATA_OPEN = Buffer.from('{"data":');
 const META_OPEN = Buffer.from(',"meta":');
 
@@ -90,8 +89,10 @@ const META_OPEN = Buffer.from(',"meta":');
  * route's tests validate these bodies against its response schema.
  */
 export function sendServedJson(reply: FastifyReply, served: ServedJson): FastifyReply {
-  return sendJsonText(
-    reply,
-    Buffer.concat([DATA_OPEN, served.json, META_OPEN, Buffer.from(`${JSON.stringify(served.meta)}}`)]),
-  );
+  return sendJsonText(reply, servedJsonBody(served));
+}
+
+/** The body `sendServedJson` sends: the served data spliced with its meta. */
+export function servedJsonBody(served: { json: Buffer; meta: unknown }): Buffer {
+  return Buffer.concat([DATA_OPEN, served.json, META_OPEN, Buffer.from(`${JSON.stringify(served.meta)}}`)]);
 }

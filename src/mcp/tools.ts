@@ -12,7 +12,13 @@ import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { ListingStatus, ListingType } from '../domain/listing.ts';
 import type { Tier } from '../domain/tiers.ts';
 import type { Caller } from '../http/caller.ts';
-import { capPerPage, listBodyChunks, type PaginatedMeta, paramNames } from '../http/envelope.ts';
+import {
+  capPerPage,
+  listBodyChunks,
+  type PaginatedMeta,
+  paramNames,
+  servedJsonBody,
+} from '../http/envelope.ts';
 import { describeValidationIssue, validationFailureMessage } from '../http/error-handler.ts';
 import { ApiError } from '../http/errors.ts';
 import { assertPageInRange, type PageRequest, pageLinks } from '../http/pagination.ts';
@@ -254,14 +260,6 @@ function parsedFragment(fragment: Buffer): unknown {
   return parsed;
 }
 
-const DATA_OPEN = Buffer.from('{"data":');
-const META_OPEN = Buffer.from(',"meta":');
-
-/** `sendServedJson`'s body: cached data spliced with its meta. */
-function servedBody(served: { json: Buffer; meta: object }): Buffer {
-  return Buffer.concat([DATA_OPEN, served.json, META_OPEN, Buffer.from(`${JSON.stringify(served.meta)}}`)]);
-}
-
 /** Where a model finds the ids the detail tools take. */
 const LISTING_ID_HINT =
   'Listing ids come from search_rentals / search_sales / get_building_listings results (`data[].id`).';
@@ -456,7 +454,7 @@ function specs(s: ToolServices): ToolSpec[] {
       minTier: 'STARTER',
       input: idInput('Listing'),
       pathId: 'Listing',
-      run: async (args, call) => servedBody(await s.property.detail(args.id as string, call.caller.tier)),
+      run: async (args, call) => servedJsonBody(await s.property.detail(args.id as string, call.caller.tier)),
       summarize: summarizeDetail,
     },
     {
@@ -467,7 +465,7 @@ function specs(s: ToolServices): ToolSpec[] {
       minTier: 'STARTER',
       input: ByUrlQuery,
       run: async (args, call) =>
-        servedBody(await s.property.detailByUrl(args.url as string, call.caller.tier)),
+        servedJsonBody(await s.property.detailByUrl(args.url as string, call.caller.tier)),
       summarize: summarizeDetail,
     },
     {
@@ -477,7 +475,7 @@ function specs(s: ToolServices): ToolSpec[] {
       minTier: 'STARTER',
       input: idInput('Building'),
       pathId: 'Building',
-      run: async (args, call) => servedBody(await s.building.detail(args.id as string, call.caller.tier)),
+      run: async (args, call) => servedJsonBody(await s.building.detail(args.id as string, call.caller.tier)),
       summarize(body) {
         const b = body.data as { id?: string; name?: string; yearBuilt?: number | null };
         return `Building ${b.id}: ${b.name ?? ''}${b.yearBuilt ? `, built ${b.yearBuilt}` : ''}.`;
