@@ -25,6 +25,8 @@ const DIALECT_INDEPENDENT = [
   'test/oauth.consent.browser.test.ts',
   // Its own PostgreSQL cluster and its own SQLite files, whatever DATABASE_URL says: the two passes ran it identically.
   'test/faults.database.test.ts',
+  // The SQLite driver's lock waits, on SQLite files of its own.
+  'test/store.sqlite-locks.test.ts',
   // A third-party MCP client over the transport: the store is not its subject.
   'test/mcp.remote.test.ts',
   // The front page's HTML and headers; the OpenAPI document's lint and a client generated from it;

@@ -2,8 +2,6 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import {
-  CompiledQuery,
-  type DatabaseConnection,
   type Driver,
   Kysely,
   type PostgresCursor,
@@ -12,8 +10,6 @@ import {
   type PostgresPoolClient,
   type PostgresQueryResult,
   SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
   sql,
 } from 'kysely';
 import pg from 'pg';
@@ -26,6 +22,7 @@ import {
   unavailableReason,
 } from './errors.ts';
 import { Availability, guardedDialect } from './guarded-dialect.ts';
+import { type SqliteConnections, SqliteStoreDriver } from './sqlite-driver.ts';
 import type { Database } from './tables.ts';
 
 export type Dialect = Config['dialect'];
@@ -57,12 +54,6 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
 /** Longest wait for a PostgreSQL connection (a new one, or a free one from the pool), ms. */
 const MAX_CONNECT_TIMEOUT_MS = 5_000;
-/**
- * How long a SQLite statement waits for a lock another process holds (the CLI
- * next to the server) before failing as unavailable. better-sqlite3 runs
- * synchronously, so this is also the longest the event loop can stall on a lock.
- */
-export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
 export interface StoreOptions {
   databaseUrl: string;
@@ -120,25 +111,24 @@ function openSqlite(
       );
     }
   }
-  let connection: SqliteDatabase.Database | undefined;
+  const opened: SqliteDatabase.Database[] = [];
+  let connections: SqliteConnections;
   try {
-    connection = new SqliteDatabase(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+    const writer = openSqliteConnection(file, opened);
     // WAL lets readers proceed while a refresh writes; NORMAL sync is durable across
     // process crashes (only an OS crash can lose the last transactions).
-    connection.pragma('journal_mode = WAL');
-    connection.pragma('synchronous = NORMAL');
-    connection.pragma('cache_size = -65536');
-    connection.pragma('temp_store = MEMORY');
+    writer.pragma('journal_mode = WAL');
     // SQLite silently opens a file it may not write read-only: such a store
     // fails here, with its cause, instead of at its first write.
     if (file !== ':memory:') for (const path of [file, dirname(file)]) accessSync(path, constants.W_OK);
+    connections = { writer, reader: file === ':memory:' ? writer : openSqliteConnection(file, opened) };
   } catch (error) {
-    connection?.close();
+    for (const connection of opened) connection.close();
     throw new StoreOpenError(`Cannot open the SQLite store ${file}: ${sqliteOpenCause(file, error)}`, {
       cause: error,
     });
   }
-  const dialect = new SqliteStoreDialect({ database: withStatementCache(connection) }, connection);
+  const dialect = new SqliteStoreDialect(connections);
   const db = new Kysely<Database>({ dialect: guardedDialect(dialect, availability) });
   return {
     db,
@@ -170,72 +160,28 @@ function sqliteOpenCause(file: string, error: unknown): string {
 }
 
 /**
- * The SQLite dialect with the store's transaction rules:
- *
- * - Transactions begin IMMEDIATE: they take the write lock at BEGIN, where
- *   SQLite waits for it (busy timeout). A deferred transaction that reads, then
- *   writes, fails at once with "database is locked" when another process (the
- *   CLI next to the server) wrote in between — SQLite cannot wait there.
- *   Every transaction here writes, and this process has one connection, so
- *   nothing is lost.
- * - Rollback only when a transaction is open: SQLite rolls back by itself on
- *   some failures (a full disk at COMMIT), and a second ROLLBACK would replace
- *   the real cause with "cannot rollback - no transaction is active".
+ * One connection of the store. Its busy timeout is 0: SQLite must never sleep
+ * the thread for a lock (the driver waits on a timer instead, sqlite-driver.ts).
  */
+function openSqliteConnection(file: string, opened: SqliteDatabase.Database[]): SqliteDatabase.Database {
+  const connection = new SqliteDatabase(file, { timeout: 0 });
+  opened.push(connection);
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('cache_size = -65536');
+  connection.pragma('temp_store = MEMORY');
+  return connection;
+}
+
+/** Kysely's SQLite dialect (compiler, adapter, introspector) over the store's own driver. */
 class SqliteStoreDialect extends SqliteDialect {
-  constructor(
-    private readonly sqliteConfig: SqliteDialectConfig,
-    private readonly connection: SqliteDatabase.Database,
-  ) {
-    super(sqliteConfig);
+  constructor(private readonly connections: SqliteConnections) {
+    super({ database: connections.writer });
   }
 
   override createDriver(): Driver {
-    return new SqliteStoreDriver(this.sqliteConfig, this.connection);
+    return new SqliteStoreDriver(this.connections);
   }
 }
-
-class SqliteStoreDriver extends SqliteDriver {
-  constructor(
-    config: SqliteDialectConfig,
-    private readonly connection: SqliteDatabase.Database,
-  ) {
-    super(config);
-  }
-
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    if (this.connection.inTransaction) await super.rollbackTransaction(connection);
-  }
-}
-
-/**
- * Kysely prepares every query it runs; preparing is a large share of a short
- * query's cost in better-sqlite3. Statements are reusable (execution is
- * synchronous), so keep the most recently used ones by SQL text.
- */
-function withStatementCache(connection: SqliteDatabase.Database, capacity = 500): SqliteDatabaseLike {
-  const cache = new Map<string, SqliteDatabase.Statement>();
-  return {
-    close: () => connection.close(),
-    prepare: (text: string) => {
-      let statement = cache.get(text);
-      if (statement) {
-        cache.delete(text);
-      } else {
-        statement = connection.prepare(text);
-        if (cache.size >= capacity) cache.delete(cache.keys().next().value!);
-      }
-      cache.set(text, statement);
-      return statement;
-    },
-  };
-}
-
-type SqliteDatabaseLike = ConstructorParameters<typeof SqliteDialect>[0]['database'] & object;
 
 async function openPostgres(
   options: StoreOptions,
