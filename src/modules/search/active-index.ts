@@ -29,6 +29,10 @@ const FLAG_NO_FEE = 1;
 const FLAG_PETS = 2;
 const FLAG_3D_TOUR = 4;
 const FLAG_FIBER = 8;
+/** Every combination of the four FLAG_* bits. */
+const FLAG_COMBINATIONS = 16;
+/** More distinct bedroom counts than this and a partition keeps no flag/bed buckets (see Partition.flagBedRows). */
+const MAX_BED_CLASSES = 16;
 
 /**
  * Spatial grid of the index: cells of GRID_LAT_DEG × GRID_LNG_DEG degrees
@@ -226,6 +230,18 @@ interface Partition {
   areaSlot: Uint16Array;
   /** Rows (ascending, so by price) of each (status, area): key `status * AREA_KEY + areaId`. */
   byStatusArea: Map<number, Int32Array>;
+  /** The distinct bedroom counts, ascending; empty when there are too many (then no flag/bed buckets). */
+  bedClasses: Float64Array;
+  /**
+   * Rows (ascending, so by price within a status) of each (status, flag bits,
+   * bedroom class): bucket `k = (status * FLAG_COMBINATIONS + flags) *
+   * bedClasses.length + class` is `flagBedRows[flagBedStarts[k] ..
+   * flagBedStarts[k + 1])`. A search filtered by nothing but status, price,
+   * flags and bedrooms counts its matches with two binary searches per bucket
+   * it selects, instead of reading every row of its price band.
+   */
+  flagBedStarts: Int32Array;
+  flagBedRows: Int32Array;
   /** Area id → slot used by `areaSlot` and area masks. */
   areaSlots: Map<number, number>;
   buildingTypeCodes: Map<string, number>;
@@ -344,6 +360,9 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     areaSlot: await column((n) => new Uint16Array(n), areaSlotIds),
     segments: new Int32Array(LISTING_STATUSES.length + 1),
     byStatusArea: new Map(),
+    bedClasses: new Float64Array(0),
+    flagBedStarts: new Int32Array(0),
+    flagBedRows: new Int32Array(0),
     areaSlots,
     buildingTypeCodes: raw.buildingTypeCodes,
     saleTypeCodes: raw.saleTypeCodes,
@@ -367,6 +386,7 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
   }
   for (let s = 1; s < p.segments.length; s++) p.segments[s]! += p.segments[s - 1]!;
   await buildGrid(p, slicer);
+  await buildFlagBedBuckets(p, slicer);
   // Every row list is a view of one block: one buffer to move across threads
   // instead of one per (status, area) list.
   const areaBlock = new Int32Array(size);
@@ -432,6 +452,37 @@ async function buildGrid(p: Partition, slicer: Slicer): Promise<void> {
     p.gridKeys[i] = cellOf[p.gridRows[i]!]!;
     if (slicer.due()) await slicer.yield();
   }
+}
+
+/** Partition.flagBedRows and its starts (left empty when the partition has more than MAX_BED_CLASSES bedroom counts). */
+async function buildFlagBedBuckets(p: Partition, slicer: Slicer): Promise<void> {
+  const distinct = new Set<number>();
+  for (let row = 0; row < p.size; row++) {
+    distinct.add(p.beds[row]!);
+    if (distinct.size > MAX_BED_CLASSES) return;
+  }
+  const classes = Float64Array.from([...distinct].sort((a, b) => a - b));
+  if (classes.some(Number.isNaN)) return;
+  const classOf = new Map([...classes].map((beds, index) => [beds, index]));
+  const perStatus = FLAG_COMBINATIONS * classes.length;
+  const bucketOf = new Int32Array(p.size);
+  const starts = new Int32Array(LISTING_STATUSES.length * perStatus + 1);
+  for (let row = 0; row < p.size; row++) {
+    const bucket = p.status[row]! * perStatus + p.flags[row]! * classes.length + classOf.get(p.beds[row]!)!;
+    bucketOf[row] = bucket;
+    starts[bucket + 1]!++;
+    if (slicer.due()) await slicer.yield();
+  }
+  for (let k = 1; k < starts.length; k++) starts[k]! += starts[k - 1]!;
+  const next = starts.slice(0, -1);
+  const rows = new Int32Array(p.size);
+  for (let row = 0; row < p.size; row++) {
+    rows[next[bucketOf[row]!]!++] = row;
+    if (slicer.due()) await slicer.yield();
+  }
+  p.bedClasses = classes;
+  p.flagBedStarts = starts;
+  p.flagBedRows = rows;
 }
 
 /**
@@ -709,6 +760,34 @@ export class ListingIndex {
     );
   }
 
+  /**
+   * Per area list (the service keeps one array per distinct `areas` value) and
+   * listing type: the partition's areas not in it, and its area mask.
+   */
+  private readonly areaListCache = new WeakMap<
+    readonly number[],
+    Partial<Record<ListingType, { outside: readonly number[]; mask: Uint8Array }>>
+  >();
+
+  private areaList(listingType: ListingType, areaIds: readonly number[]) {
+    let byType = this.areaListCache.get(areaIds);
+    if (!byType) {
+      byType = {};
+      this.areaListCache.set(areaIds, byType);
+    }
+    let known = byType[listingType];
+    if (!known) {
+      const p = this.partitions[listingType];
+      const inside = new Set(areaIds);
+      known = {
+        outside: [...p.areaSlots.keys()].filter((id) => !inside.has(id)),
+        mask: areaMask(p, areaIds),
+      };
+      byType[listingType] = known;
+    }
+    return known;
+  }
+
   /** One page of ids (with the total, and distances with `near`): `searchRows` with each row's id. */
   search(c: SearchCriteria, limit: number, offset: number): IdPage {
     const page = this.searchRows(c, limit, offset);
@@ -755,6 +834,45 @@ export class ListingIndex {
       for (const id of areaIds) if (p.areaSlots.has(id)) known++;
       if (known === p.areaSlots.size) areaIds = null;
     }
+    const activeOnly = statuses.length === 1 && statuses[0] === 0;
+    const orderKey = `${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`;
+    if (
+      !c.geo &&
+      filter.onlyFlagsAndBeds &&
+      p.bedClasses.length > 0 &&
+      (c.sort === 'RECOMMENDED' ||
+        c.sort === 'LISTED_AT' ||
+        c.sort === 'PRICE_PER_SQFT' ||
+        (c.sort === 'DAYS_ON_MARKET' && activeOnly))
+    ) {
+      // Areas that leave out few rows (all five boroughs leave out New Jersey):
+      // count every area's matches, then take away those of the areas left out.
+      const outside: { rows: Int32Array; status: number }[] = [];
+      let outsideRows = 0;
+      const areaList = areaIds ? this.areaList(c.listingType, areaIds) : null;
+      if (areaList) {
+        for (const id of areaList.outside) {
+          for (const status of statuses) {
+            const rows = p.byStatusArea.get(status * AREA_KEY + id);
+            if (rows) {
+              outside.push({ rows, status });
+              outsideRows += rows.length;
+            }
+          }
+        }
+      }
+      if (outsideRows < bandRows / 4) {
+        return pageFromBuckets(
+          p,
+          filter,
+          { statuses, bandFrom, bandTo },
+          areaList ? { mask: areaList.mask, outside } : null,
+          (activeOnly ? p.activeOrders : p.orders).get(orderKey)!,
+          limit,
+          offset,
+        );
+      }
+    }
     // Candidate row lists of each (status, area), all ascending by row.
     const buckets: { rows: Int32Array; status: number }[] = [];
     let rowsInBuckets = 0;
@@ -793,8 +911,6 @@ export class ListingIndex {
     const near = c.geo?.near ?? null;
     // The radius last, after every cheaper condition: the one test that needs trigonometry.
     if (near !== null) count = keepWithinRadius(p, near, count);
-    const activeOnly = statuses.length === 1 && statuses[0] === 0;
-    const orderKey = `${c.sort}:${c.sortDir === 'ASC' ? 1 : -1}`;
     let rows: number[];
     if (c.sort === 'DISTANCE') {
       // The service admits DISTANCE only with `near`.
@@ -991,6 +1107,147 @@ function nextGeneration(p: Partition): number {
     p.markGeneration = 0;
   }
   return ++p.markGeneration;
+}
+
+/**
+ * The page of a search filtered by nothing but status, price, flags,
+ * bedrooms and areas that leave out few rows, in an order other than price:
+ * the matches are runs of the flag/bed buckets (two binary searches per
+ * bucket the filter selects), less the rows of the areas left out, so the
+ * total needs no pass over the price band. The page is found by walking the
+ * order from its start, testing each row, while that stays cheaper than the
+ * matches themselves; else by ranking the matches (selectByRank).
+ */
+function pageFromBuckets(
+  p: Partition,
+  filter: RowFilter,
+  band: { statuses: readonly number[]; bandFrom: Int32Array; bandTo: Int32Array },
+  areas: { mask: Uint8Array; outside: readonly { rows: Int32Array; status: number }[] } | null,
+  order: { rank: Int32Array; byRank: Int32Array },
+  limit: number,
+  offset: number,
+): RowPage {
+  const { statuses, bandFrom, bandTo } = band;
+  const classes = p.bedClasses;
+  const perStatus = FLAG_COMBINATIONS * classes.length;
+  const bucketRows = p.flagBedRows;
+  const starts = p.flagBedStarts;
+  const { status: statusOf, flags, beds, areaSlot } = p;
+  // Each selected bucket's run inside its status's price band: [from, to) of bucketRows.
+  const runs: number[] = [];
+  let total = 0;
+  for (const status of statuses) {
+    const from = bandFrom[status]!;
+    const to = bandTo[status]!;
+    if (to <= from) continue;
+    for (let bits = 0; bits < FLAG_COMBINATIONS; bits++) {
+      if (!filter.passesFlags(bits)) continue;
+      for (let bedClass = 0; bedClass < classes.length; bedClass++) {
+        if (!filter.passesBeds(classes[bedClass]!)) continue;
+        const bucket = status * perStatus + bits * classes.length + bedClass;
+        const start = starts[bucket]!;
+        const end = starts[bucket + 1]!;
+        if (end <= start) continue;
+        const runFrom = lowerBoundIn(bucketRows, start, end, from);
+        const runTo = lowerBoundIn(bucketRows, runFrom, end, to);
+        if (runTo > runFrom) {
+          runs.push(runFrom, runTo);
+          total += runTo - runFrom;
+        }
+      }
+    }
+  }
+  const runRows = total;
+  for (const { rows, status } of areas?.outside ?? []) {
+    const to = lowerBoundIn(rows, 0, rows.length, bandTo[status]!);
+    for (let k = lowerBoundIn(rows, 0, rows.length, bandFrom[status]!); k < to; k++) {
+      const row = rows[k]!;
+      if (filter.passesFlags(flags[row]!) && filter.passesBeds(beds[row]!)) total--;
+    }
+  }
+  if (offset >= total) return { rows: [], total };
+  const end = Math.min(total, offset + limit);
+  const mask = areas?.mask ?? null;
+  const { byRank } = order;
+  // The walk reads ~end / (total / order length) positions when matches spread
+  // evenly, more when the order gathers them late (a rank that follows price):
+  // it stops once it has read as many positions as ranking the matches costs.
+  const budget = Math.min(byRank.length, runRows);
+  const wanted = new Uint8Array(LISTING_STATUSES.length);
+  for (const status of statuses) wanted[status] = 1;
+  const out: number[] = [];
+  let seen = 0;
+  let position = 0;
+  for (; position < budget && seen < end; position++) {
+    const row = byRank[position]!;
+    const status = statusOf[row]!;
+    if (wanted[status] !== 1 || row < bandFrom[status]! || row >= bandTo[status]!) continue;
+    if (!filter.passesFlags(flags[row]!) || !filter.passesBeds(beds[row]!)) continue;
+    if (mask !== null && mask[areaSlot[row]!] !== 1) continue;
+    if (seen >= offset) out.push(row);
+    seen++;
+  }
+  if (seen >= end || position >= byRank.length) return { rows: out, total };
+  return { rows: selectByRank(p, order, runs, mask, offset, end), total };
+}
+
+/** Bins of selectByRank's histogram of positions (scratch, one search at a time). */
+const RANK_BINS = 1024;
+const rankBins = new Int32Array(RANK_BINS);
+
+/**
+ * Positions `offset` to `end` (in the order) of the rows in `runs` of
+ * flagBedRows inside the area mask: their positions, a histogram of them in
+ * RANK_BINS bins to find the bin holding the `end`-th, and a sort of only the
+ * positions up to that bin. Linear in the matches, whatever the order.
+ */
+function selectByRank(
+  p: Partition,
+  order: { rank: Int32Array; byRank: Int32Array },
+  runs: readonly number[],
+  mask: Uint8Array | null,
+  offset: number,
+  end: number,
+): number[] {
+  const { rank, byRank } = order;
+  const { flagBedRows, areaSlot } = p;
+  const positions = p.positions;
+  let n = 0;
+  for (let r = 0; r < runs.length; r += 2) {
+    for (let k = runs[r]!; k < runs[r + 1]!; k++) {
+      const row = flagBedRows[k]!;
+      if (mask !== null && mask[areaSlot[row]!] !== 1) continue;
+      positions[n++] = rank[row]!;
+    }
+  }
+  let shift = 0;
+  while (byRank.length > RANK_BINS << shift) shift++;
+  rankBins.fill(0);
+  for (let k = 0; k < n; k++) rankBins[positions[k]! >> shift]!++;
+  let bin = 0;
+  for (let seen = 0; bin < RANK_BINS; bin++) {
+    seen += rankBins[bin]!;
+    if (seen >= end) break;
+  }
+  const below = (bin + 1) << shift;
+  let kept = 0;
+  for (let k = 0; k < n; k++) if (positions[k]! < below) positions[kept++] = positions[k]!;
+  return Array.from(
+    positions.subarray(0, kept).sort().subarray(offset, end),
+    (position) => byRank[position]!,
+  );
+}
+
+/** The first index in `rows[from..to)` (ascending) whose row is at least `row`. */
+function lowerBoundIn(rows: Int32Array, from: number, to: number, row: number): number {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid]! < row) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -1206,6 +1463,8 @@ class RowFilter {
   private readonly checkTransit: boolean;
   /** No condition besides area and price (handled by the caller): every row passes. */
   readonly passesAll: boolean;
+  /** No condition besides area, price, flags and bedrooms. */
+  readonly onlyFlagsAndBeds: boolean;
 
   constructor(
     c: SearchCriteria,
@@ -1248,14 +1507,11 @@ class RowFilter {
     this.checkMbps = c.minDownloadMbps !== undefined;
     this.minTransitScore = c.minTransitScore ?? Number.NEGATIVE_INFINITY;
     this.checkTransit = c.minTransitScore !== undefined;
-    this.passesAll =
-      c.minBeds === undefined &&
-      c.maxBeds === undefined &&
+    this.onlyFlagsAndBeds =
       c.minBaths === undefined &&
       c.maxBaths === undefined &&
       !this.checkSqft &&
       c.maxMonthlyCost === undefined &&
-      flagMask === 0 &&
       this.amenityMask === 0 &&
       !this.checkListed &&
       !this.checkDays &&
@@ -1264,6 +1520,18 @@ class RowFilter {
       this.saleTypes === null &&
       !this.checkMbps &&
       !this.checkTransit;
+    this.passesAll =
+      this.onlyFlagsAndBeds && c.minBeds === undefined && c.maxBeds === undefined && flagMask === 0;
+  }
+
+  /** The flag conditions hold for a row with these FLAG_* bits. */
+  passesFlags(bits: number): boolean {
+    return (bits & this.flagMask) === this.flagValue;
+  }
+
+  /** The bedroom bounds hold for this count. */
+  passesBeds(beds: number): boolean {
+    return beds >= this.minBeds && beds <= this.maxBeds;
   }
 
   /**
