@@ -7,7 +7,7 @@ import type { Jobs } from './jobs/jobs.ts';
 import { keepMarketClockMark } from './jobs/market-clock-mark.ts';
 import { ReadinessRegistry } from './modules/health/readiness.ts';
 import { systemClock } from './platform/clock.ts';
-import { openStore, type Store } from './platform/db/database.ts';
+import { openStore, type Store, type StoreOptions } from './platform/db/database.ts';
 import { StoreOpenError, unavailableReason } from './platform/db/errors.ts';
 import { migrateToLatest } from './platform/db/migrate.ts';
 import {
@@ -25,9 +25,13 @@ import { type ConfiguredUpstream, openMarketClock, openUpstream } from './upstre
  * Outages later on are reported on stderr: one line when the store becomes
  * unavailable, one when it answers again.
  */
-export async function openConfiguredStore(config: Config): Promise<Store> {
+export async function openConfiguredStore(
+  config: Config,
+  options: Pick<StoreOptions, 'walCheckpoints'> = {},
+): Promise<Store> {
   const quiet = config.logLevel === 'silent' || config.logLevel === 'error' || config.logLevel === 'fatal';
   return openStore({
+    ...options,
     dialect: config.dialect,
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
@@ -171,7 +175,8 @@ async function startBehind(
   readiness: ReadinessRegistry,
   options: StartServerOptions,
 ): Promise<RunningServer> {
-  const store = await openConfiguredStore(config);
+  // The request thread never checkpoints SQLite's log: the jobs worker does (wal-checkpoints.ts).
+  const store = await openConfiguredStore(config, { walCheckpoints: 'background' });
   await prepareStore(store);
   readiness.mark('schema');
   const limitsLease = await claimEmbeddedLimits(store, config);

@@ -3,7 +3,7 @@
  * the event loop, and reads go on meanwhile (src/platform/db/sqlite-driver.ts).
  * SQLite only: PostgreSQL's driver is asynchronous by nature.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../src/platform/db/database.ts';
 import { DatabaseUnavailableError } from '../src/platform/db/errors.ts';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../src/platform/db/sqlite-driver.ts';
+import { startWalCheckpoints } from '../src/platform/db/wal-checkpoints.ts';
 
 const HOLD_MS = 400;
 
@@ -181,4 +182,52 @@ describe('SQLite in-memory store: one connection', () => {
       await memory.close();
     }
   });
+});
+
+describe('SQLite store: write-ahead log checkpoints', () => {
+  const PAGE_BLOB = 'x'.repeat(3500);
+
+  /** Writes `pages` ~one-page rows in transactions of 100 through `db`. */
+  async function writePages(db: Store['db'], pages: number): Promise<void> {
+    for (let done = 0; done < pages; done += 100) {
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 100; i++) await sql`insert into notes (body) values (${PAGE_BLOB})`.execute(trx);
+      });
+    }
+  }
+
+  const walBytes = () => statSync(`${file}-wal`).size;
+
+  it('by default a commit checkpoints once the log passes 1,000 pages, so the log file stays near that size', async () => {
+    await writePages(store.db, 3000);
+    expect(walBytes()).toBeLessThan(1500 * 4096);
+  });
+
+  it('with walCheckpoints: background, commits leave the log to the background checkpointer, which copies it so writers restart it', async () => {
+    const background = await openStore({
+      databaseUrl: `sqlite:${file}`,
+      dialect: 'sqlite',
+      walCheckpoints: 'background',
+    });
+    const checkpoints = startWalCheckpoints(store, 60_000);
+    try {
+      await writePages(background.db, 3000);
+      // No commit copied the log: it holds every page written.
+      expect(walBytes()).toBeGreaterThan(3000 * 4096);
+      const result = await checkpoints.runOnce();
+      expect(result.busy).toBe(0);
+      expect(result.log).toBeGreaterThan(3000);
+      expect(result.checkpointed).toBe(result.log);
+      // The next writer starts the log over instead of growing it.
+      const before = walBytes();
+      await writePages(background.db, 500);
+      expect(walBytes()).toBe(before);
+      expect((await sql<{ n: number }>`select count(*) as n from notes`.execute(store.db)).rows[0]!.n).toBe(
+        3500,
+      );
+    } finally {
+      checkpoints.stop();
+      await background.close();
+    }
+  }, 60_000);
 });

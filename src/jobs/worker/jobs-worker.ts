@@ -14,6 +14,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { listAreas } from '../../modules/areas/areas.repository.ts';
 import { DataVersion } from '../../modules/freshness/data-version.ts';
 import { openStore } from '../../platform/db/database.ts';
+import { startWalCheckpoints, WAL_CHECKPOINT_EVERY_MS } from '../../platform/db/wal-checkpoints.ts';
 import { isDatabaseUnavailable } from '../../platform/db/errors.ts';
 import { clockFromSpec, errorRecord } from '../../platform/worker/thread-data.ts';
 import { AreaTree } from '../../reference/areas.ts';
@@ -90,6 +91,10 @@ async function main(): Promise<void> {
   });
 
   const store = await openStore({ ...init.store, poolSize: POOL_SIZE, log: (line) => log.warn(line) });
+  // The request thread's SQLite connections leave checkpoints to this thread (boot.ts).
+  const checkpoints = startWalCheckpoints(store, WAL_CHECKPOINT_EVERY_MS, (error) =>
+    log.warn({ err: error }, 'checkpointing the SQLite write-ahead log failed'),
+  );
   const clock = clockFromSpec(init.clock);
   const areaTree = new AreaTree(await listAreas(store.db));
   const dataVersion = new DataVersion(store.db, clock);
@@ -157,6 +162,7 @@ async function main(): Promise<void> {
         stopping = true;
         void (async () => {
           clearInterval(reporting);
+          checkpoints.stop();
           await jobs.stop();
           report();
           await store.close();

@@ -47,6 +47,14 @@ export interface Store {
 /** The serializable part of `StoreOptions`: enough to open the same store again elsewhere. */
 export type SharedStoreOptions = Pick<StoreOptions, 'databaseUrl' | 'dialect' | 'schema' | 'queryTimeoutMs'>;
 
+/**
+ * SQLite only, `walCheckpoints: 'background'`: a commit checkpoints the
+ * write-ahead log only once it holds this many pages (~40 MB at 4 KB), a
+ * backstop for when the background checkpointer (wal-checkpoints.ts) falls
+ * far behind; SQLite's default is 1,000.
+ */
+export const WAL_BACKSTOP_PAGES = 10_000;
+
 // COUNT(*) and BIGINT come back from pg as strings; every count we read fits a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
@@ -72,6 +80,15 @@ export interface StoreOptions {
    * one when it answers again. Default: nothing.
    */
   log?: (line: string) => void;
+  /**
+   * SQLite only. `on-commit` (default): a commit that leaves the write-ahead
+   * log over 1,000 pages copies it into the database, as SQLite does by
+   * default. `background`: commits leave that to another thread (the jobs
+   * worker's `startWalCheckpoints`) up to WAL_BACKSTOP_PAGES — for the
+   * request thread, where a checkpoint (a copy and an fsync, measured at
+   * 30–110 ms while a refresh writes) would stall every request.
+   */
+  walCheckpoints?: 'on-commit' | 'background';
 }
 
 /**
@@ -89,7 +106,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ...(options.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.queryTimeoutMs }),
   };
   if (options.dialect === 'sqlite') {
-    const store = openSqlite(options.databaseUrl, location, availability);
+    const store = openSqlite(
+      options.databaseUrl,
+      location,
+      availability,
+      options.walCheckpoints ?? 'on-commit',
+    );
     return { ...store, shared: store.location === ':memory:' ? null : shared };
   }
   return { ...(await openPostgres(options, location, availability)), shared };
@@ -99,6 +121,7 @@ function openSqlite(
   databaseUrl: string,
   location: string,
   availability: Availability,
+  walCheckpoints: 'on-commit' | 'background',
 ): Omit<Store, 'shared'> {
   const file = databaseUrl.slice('sqlite:'.length) || ':memory:';
   if (file !== ':memory:') {
@@ -114,14 +137,17 @@ function openSqlite(
   const opened: SqliteDatabase.Database[] = [];
   let connections: SqliteConnections;
   try {
-    const writer = openSqliteConnection(file, opened);
+    const writer = openSqliteConnection(file, opened, walCheckpoints);
     // WAL lets readers proceed while a refresh writes; NORMAL sync is durable across
     // process crashes (only an OS crash can lose the last transactions).
     writer.pragma('journal_mode = WAL');
     // SQLite silently opens a file it may not write read-only: such a store
     // fails here, with its cause, instead of at its first write.
     if (file !== ':memory:') for (const path of [file, dirname(file)]) accessSync(path, constants.W_OK);
-    connections = { writer, reader: file === ':memory:' ? writer : openSqliteConnection(file, opened) };
+    connections = {
+      writer,
+      reader: file === ':memory:' ? writer : openSqliteConnection(file, opened, walCheckpoints),
+    };
   } catch (error) {
     for (const connection of opened) connection.close();
     throw new StoreOpenError(`Cannot open the SQLite store ${file}: ${sqliteOpenCause(file, error)}`, {
@@ -163,12 +189,17 @@ function sqliteOpenCause(file: string, error: unknown): string {
  * One connection of the store. Its busy timeout is 0: SQLite must never sleep
  * the thread for a lock (the driver waits on a timer instead, sqlite-driver.ts).
  */
-function openSqliteConnection(file: string, opened: SqliteDatabase.Database[]): SqliteDatabase.Database {
+function openSqliteConnection(
+  file: string,
+  opened: SqliteDatabase.Database[],
+  walCheckpoints: 'on-commit' | 'background',
+): SqliteDatabase.Database {
   const connection = new SqliteDatabase(file, { timeout: 0 });
   opened.push(connection);
   connection.pragma('synchronous = NORMAL');
   connection.pragma('cache_size = -65536');
   connection.pragma('temp_store = MEMORY');
+  if (walCheckpoints === 'background') connection.pragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`);
   return connection;
 }
 
