@@ -190,10 +190,12 @@ export class SqliteStoreDriver implements Driver {
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     // SQLite rolls back by itself on some failures (a full disk at COMMIT); a
     // second ROLLBACK would replace the real cause with "no transaction is active".
+    const store = connection as StoreConnection;
     try {
-      if (this.writer.database.inTransaction) run(this.writer, CompiledQuery.raw('rollback'));
+      // Only a connection that holds the writer can have its transaction open there.
+      if (store.release && this.writer.database.inTransaction) run(this.writer, CompiledQuery.raw('rollback'));
     } finally {
-      this.endTransaction(connection as StoreConnection);
+      this.endTransaction(store);
     }
   }
 
