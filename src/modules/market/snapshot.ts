@@ -81,6 +81,7 @@ export function computeSnapshot(
   now: Date,
 ): SnapshotFigures {
   const nowMs = now.getTime();
+  const today = nyDayNumber(nowMs);
   const prices: number[] = [];
   const ppsf: number[] = [];
   const netEffective: number[] = [];
@@ -101,7 +102,7 @@ export function computeSnapshot(
       const age = nowMs - r.listedAt;
       if (age >= 0 && age < 7 * DAY_MS) new7++;
       if (age >= 0 && age < 30 * DAY_MS) new30++;
-      dom.push(Math.max(0, nyDayNumber(nowMs) - nyDayNumber(r.listedAt)));
+      dom.push(Math.max(0, today - nyDayNumber(r.listedAt)));
     }
     if (r.priceDelta < 0) cuts.push(priceCutPct(r.price, r.priceDelta));
     if (filter.listingType === 'rental') {
