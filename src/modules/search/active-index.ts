@@ -893,8 +893,8 @@ export class ListingIndex {
     } else if (areaIds && rowsInBuckets < bandRows / 2) {
       // Selective areas: copy each bucket's rows inside its status's price band (a contiguous run).
       for (const { rows, status } of buckets) {
-        const from = lowerBoundRows(rows, bandFrom[status]!);
-        const to = lowerBoundRows(rows, bandTo[status]!);
+        const from = lowerBoundIn(rows, 0, rows.length, bandFrom[status]!);
+        const to = lowerBoundIn(rows, from, rows.length, bandTo[status]!);
         if (to > from) {
           matches.set(rows.subarray(from, to), count);
           count += to - from;
@@ -1412,18 +1412,6 @@ function lowerBound(prices: Float64Array, from: number, to: number, price: numbe
     const mid = (lo + hi) >>> 1;
     const value = prices[mid]!;
     if (value < price || (after && value === price)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** First index in ascending `rows` whose row is ≥ `row`. */
-function lowerBoundRows(rows: Int32Array, row: number): number {
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (rows[mid]! < row) lo = mid + 1;
     else hi = mid;
   }
   return lo;

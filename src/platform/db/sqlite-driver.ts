@@ -193,7 +193,8 @@ export class SqliteStoreDriver implements Driver {
     const store = connection as StoreConnection;
     try {
       // Only a connection that holds the writer can have its transaction open there.
-      if (store.release && this.writer.database.inTransaction) run(this.writer, CompiledQuery.raw('rollback'));
+      if (store.release && this.writer.database.inTransaction)
+        run(this.writer, CompiledQuery.raw('rollback'));
     } finally {
       this.endTransaction(store);
     }
