@@ -21,8 +21,10 @@
  * - the **reader** runs every statement outside a transaction. In WAL mode
  *   readers never wait for writers, so reads go on while a transaction waits
  *   for the lock or awaits between its statements (one connection would queue
- *   them all behind it). A single write outside a transaction also runs here,
- *   as its own atomic transaction, and waits for the lock as above.
+ *   them all behind it). A single write outside a transaction runs on the
+ *   writer instead, as its own atomic transaction, in turn with this process's
+ *   transactions (the mutex is first come, first served): polling for the lock
+ *   against them, it would starve behind back-to-back ones (the demo load).
  *
  * An in-memory store exists only on its one connection, so reader and writer
  * are the same, and every use of it takes the mutex, as Kysely's own SQLite
@@ -122,6 +124,7 @@ class StoreConnection implements DatabaseConnection {
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.release) return Promise.resolve(run(this.driver.writer, query) as QueryResult<R>);
+    if (!this.driver.reader.prepare(query.sql).reader) return this.driver.writeAlone(query);
     return this.driver.untilUnlocked(() => run(this.driver.reader, query) as QueryResult<R>);
   }
 
@@ -167,6 +170,16 @@ export class SqliteStoreDriver implements Driver {
         if (!isBusy(error) || Date.now() >= deadline) throw error;
       }
       await this.sleep(LOCK_RETRY_DELAYS_MS[tries] ?? LOCK_RETRY_STEADY_MS);
+    }
+  }
+
+  /** A write outside any transaction: on the writer, when this process's transactions before it are done. */
+  async writeAlone<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const release = await this.mutex.lock();
+    try {
+      return await this.untilUnlocked(() => run(this.writer, query) as QueryResult<R>);
+    } finally {
+      release();
     }
   }
 
