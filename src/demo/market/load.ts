@@ -17,6 +17,7 @@ import {
   writeMarker,
 } from '../../modules/freshness/data-version.ts';
 import type { Store } from '../../platform/db/database.ts';
+import { LOCK_HANDOFF_MS } from '../../platform/db/sqlite-driver.ts';
 import { BUILDING_COLUMNS, type Database, LISTING_COLUMNS } from '../../platform/db/tables.ts';
 import { DemoMarketGenerator } from './market.ts';
 import { DEMO_VIOLATION_ID_BASE } from './violations.ts';
@@ -313,6 +314,9 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
       }
       await flushAll(writers, trx);
     });
+    // Writers on other connections (the server's lease and quota flush, the CLI) get the lock between transactions.
+    if (store.dialect === 'sqlite' && !exhausted)
+      await new Promise((resolve) => setTimeout(resolve, LOCK_HANDOFF_MS));
   }
 
   const nowIso = options.now.toISOString();

@@ -43,8 +43,16 @@ import {
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
 /** Pauses between attempts at a lock, ms: short at first (most holders are quick), then steady. */
-const LOCK_RETRY_DELAYS_MS = [1, 2, 4, 8, 16] as const;
-const LOCK_RETRY_STEADY_MS = 25;
+const LOCK_RETRY_DELAYS_MS = [1, 2, 4, 8] as const;
+const LOCK_RETRY_STEADY_MS = 10;
+
+/**
+ * How long a bulk writer that runs transactions back to back (the demo load)
+ * pauses between them so that writers waiting for the lock on another
+ * connection get a turn: longer than any pause between their attempts. With no
+ * pause, the next BEGIN follows the COMMIT at once and they starve.
+ */
+export const LOCK_HANDOFF_MS = 2 * Math.max(LOCK_RETRY_STEADY_MS, ...LOCK_RETRY_DELAYS_MS);
 
 export interface SqliteConnections {
   readonly writer: SqliteDatabase.Database;
