@@ -889,7 +889,14 @@ export class ListingIndex {
     }
     if (c.geo) {
       // Geo search: the grid cells of the box instead of whole bands (see collectGeoMatches).
-      count = collectGeoMatches(p, c.geo, statuses, bandFrom, bandTo, areaIds ? areaMask(p, areaIds) : null);
+      count = collectGeoMatches(
+        p,
+        c.geo,
+        statuses,
+        bandFrom,
+        bandTo,
+        areaIds ? this.areaList(c.listingType, areaIds).mask : null,
+      );
     } else if (areaIds && rowsInBuckets < bandRows / 2) {
       // Selective areas: copy each bucket's rows inside its status's price band (a contiguous run).
       for (const { rows, status } of buckets) {
@@ -903,7 +910,7 @@ export class ListingIndex {
     } else {
       // Much of the band: one pass over each status's band, testing the area
       // mask (when areas were asked) and the commonest conditions on the way.
-      const areas = areaIds ? areaMask(p, areaIds) : null;
+      const areas = areaIds ? this.areaList(c.listingType, areaIds).mask : null;
       for (const status of statuses)
         count = filter.collectBand(matches, count, bandFrom[status]!, bandTo[status]!, areas);
     }
