@@ -58,26 +58,47 @@ export function sendJsonText(reply: FastifyReply, json: string | Buffer): Fastif
   return reply.type('application/json; charset=utf-8').send(json);
 }
 
-const COMMA = Buffer.from(',');
 const DATA_LIST_OPEN = Buffer.from('{"data":[');
+const COMMA = 0x2c;
 
 /**
  * `{"data":[item,item,…],"meta":…}` from UTF-8 JSON fragments, copied once into
- * one buffer (no intermediate strings, no re-encoding on write).
+ * one buffer sized up front (no intermediate strings, no re-encoding on write).
+ * A page is tens of kilobytes gathered from summaries scattered over the heap:
+ * `Buffer.concat` made a view per chunk and measured about twice this loop.
  */
 export function listBodyFromFragments(items: readonly Buffer[], meta: unknown): Buffer {
-  return Buffer.concat(listBodyChunks(items, meta));
+  const tail = listTail(meta);
+  let size = DATA_LIST_OPEN.length + tail.length + Math.max(0, items.length - 1);
+  for (const item of items) size += item.length;
+  const body = Buffer.allocUnsafe(size);
+  body.set(DATA_LIST_OPEN, 0);
+  let at = DATA_LIST_OPEN.length;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) body[at++] = COMMA;
+    const item = items[i]!;
+    body.set(item, at);
+    at += item.length;
+  }
+  body.set(tail, at);
+  return body;
 }
 
 /** The same body as its chunks in order, for a writer that copies them once into something larger. */
 export function listBodyChunks(items: readonly Buffer[], meta: unknown): Buffer[] {
   const parts: Buffer[] = [DATA_LIST_OPEN];
   items.forEach((item, i) => {
-    if (i > 0) parts.push(COMMA);
+    if (i > 0) parts.push(SEPARATOR);
     parts.push(item);
   });
-  parts.push(Buffer.from(`],"meta":${JSON.stringify(meta)}}`));
+  parts.push(listTail(meta));
   return parts;
+}
+
+const SEPARATOR = Buffer.from(',');
+
+function listTail(meta: unknown): Buffer {
+  return Buffer.from(`],"meta":${JSON.stringify(meta)}}`);
 }
 
 const DATA_OPEN = Buffer.from('{"data":');

@@ -115,14 +115,57 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
   return new Date(instant).toISOString();
 }
 
+/** `,"distance":` — what `withDistances` puts before each number. */
+const DISTANCE_MEMBER = Buffer.from(',"distance":');
+const CLOSE_BRACE = 0x7d;
+const DIGIT_ZERO = 0x30;
+
 /**
- * A cached summary with the search's `distance` added as its last member: the
- * summary is cached without it (it depends on the query), so it is spliced in
- * rather than re-serializing the object.
+ * Cached summaries with the search's `distance` added as their last member:
+ * a summary is cached without it (it depends on the query), so it is spliced
+ * in rather than re-serializing the object. All of a page's summaries go into
+ * one buffer (each result a slice of it): a buffer and a string per result
+ * cost a sixth of a geo search's time.
  */
-function withDistance(summary: Buffer, distance: number): Buffer {
-  // A serialized summary ends with its closing brace (no trailing whitespace).
-  return Buffer.concat([summary.subarray(0, summary.length - 1), Buffer.from(`,"distance":${distance}}`)]);
+function withDistances(summaries: readonly Buffer[], distances: readonly number[]): Buffer[] {
+  let size = 0;
+  for (let i = 0; i < summaries.length; i++) {
+    size += summaries[i]!.length + DISTANCE_MEMBER.length + decimalDigits(distances[i]!);
+  }
+  const page = Buffer.allocUnsafe(size);
+  const out: Buffer[] = [];
+  let at = 0;
+  for (let i = 0; i < summaries.length; i++) {
+    const summary = summaries[i]!;
+    const start = at;
+    // A serialized summary ends with its closing brace (no trailing whitespace): overwritten by the member.
+    page.set(summary, at);
+    at += summary.length - 1;
+    page.set(DISTANCE_MEMBER, at);
+    at += DISTANCE_MEMBER.length;
+    at = writeDecimal(page, at, distances[i]!);
+    page[at++] = CLOSE_BRACE;
+    out.push(page.subarray(start, at));
+  }
+  return out;
+}
+
+/** Digits of a whole, non-negative number (distances are whole metres). */
+function decimalDigits(n: number): number {
+  let digits = 1;
+  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  return digits;
+}
+
+/** Writes a whole, non-negative number in decimal at `at`; returns the index after it. */
+function writeDecimal(target: Buffer, at: number, n: number): number {
+  const end = at + decimalDigits(n);
+  let rest = n;
+  for (let i = end - 1; i >= at; i--) {
+    target[i] = DIGIT_ZERO + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return end;
 }
 
 /**
@@ -490,12 +533,14 @@ function pageOf(
   distances: number[] | undefined,
 ): SearchPage {
   const items: Buffer[] = [];
+  const kept: number[] = [];
   let allDetailScraped = found.length > 0;
   for (let i = 0; i < found.length; i++) {
     const entry = found[i];
     if (!entry) continue;
-    items.push(distances ? withDistance(entry.json, distances[i]!) : entry.json);
+    items.push(entry.json);
+    if (distances) kept.push(distances[i]!);
     allDetailScraped &&= entry.detailScraped;
   }
-  return { items, total, allDetailScraped };
+  return { items: distances ? withDistances(items, kept) : items, total, allDetailScraped };
 }
