@@ -980,7 +980,7 @@ function collectGeoMatches(
   const lastRow = gridRow(toLat);
   const firstColumn = gridColumn(box.minLng);
   const lastColumn = gridColumn(box.maxLng);
-  const exact = geo.box ?? { minLat: -90, maxLat: 90, minLng: -180, maxLng: 180 };
+  const exact = geo.box;
   const { gridRows, gridKeys, latitude, longitude, areaSlot, matches } = p;
   let count = 0;
   for (const status of statuses) {
@@ -992,14 +992,25 @@ function collectGeoMatches(
     for (let y = firstRow; y <= lastRow && at < end; y++) {
       at = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + firstColumn);
       const runEnd = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + lastColumn + 1);
-      for (; at < runEnd; at++) {
-        const row = gridRows[at]!;
-        if (row < priceFrom || row >= priceTo) continue;
-        if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
-        const lat = latitude[row]!;
-        const lng = longitude[row]!;
-        if (lat < exact.minLat || lat > exact.maxLat || lng < exact.minLng || lng > exact.maxLng) continue;
-        matches[count++] = row;
+      // Cell by cell: a cell's rows ascend, so its part of the price band is one
+      // run found by two binary searches instead of a test of every row.
+      while (at < runEnd) {
+        const cellEnd = lowerBoundKeys(gridKeys, at, runEnd, gridKeys[at]! + 1);
+        let k = lowerBoundIn(gridRows, at, cellEnd, priceFrom);
+        const bandEnd = lowerBoundIn(gridRows, k, cellEnd, priceTo);
+        for (; k < bandEnd; k++) {
+          const row = gridRows[k]!;
+          if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
+          if (exact !== null) {
+            // Only a bbox needs coordinates here; the circle is tested once the cheaper filters have run.
+            const lat = latitude[row]!;
+            const lng = longitude[row]!;
+            if (lat < exact.minLat || lat > exact.maxLat || lng < exact.minLng || lng > exact.maxLng)
+              continue;
+          }
+          matches[count++] = row;
+        }
+        at = cellEnd;
       }
     }
   }
