@@ -176,7 +176,7 @@ describe('GET /v1/building/{id}', () => {
       await buildingsChanged();
     }
   });
-  it('reports the row refresh time on every read, cached or not', async () => {
+  it('reports the row refresh time once the writer signals it, cached or not', async () => {
     const b = buildings[6]!;
     const path = `/v1/building/${b.id}`;
     const first = await getAs<BuildingDetailResponse>('STARTER', path);
@@ -188,6 +188,8 @@ describe('GET /v1/building/{id}', () => {
         .set({ refreshed_at: confirmedAt })
         .where('id', '=', b.id)
         .execute();
+      // The refresh writer signals its commit (DataVersion.invalidate): the header is read again.
+      t.ctx.dataVersion.invalidate();
       const again = await getAs<BuildingDetailResponse>('STARTER', path);
       expect(again.body.data).toEqual(first.body.data);
       expect(again.body.meta.dataAge).toBe(confirmedAt);
@@ -197,6 +199,7 @@ describe('GET /v1/building/{id}', () => {
         .set({ refreshed_at: b.refreshed_at })
         .where('id', '=', b.id)
         .execute();
+      t.ctx.dataVersion.invalidate();
     }
   });
 

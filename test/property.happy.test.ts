@@ -311,6 +311,8 @@ describe('GET /v1/property/{id}', () => {
       await dataChanged();
       expect((await getAs<ListingDetailResponse>('STARTER', path)).body.data.price).toBe(row.price);
       await bumpRevision(row.id);
+      // What a writer in this process does after its commit: the next read checks the stamp again.
+      t.ctx.dataVersion.invalidate();
       expect((await getAs<ListingDetailResponse>('STARTER', path)).body.data.price).toBe(row.price + 7);
     } finally {
       await t.store.db.updateTable('listings').set({ price: row.price }).where('id', '=', row.id).execute();
@@ -319,7 +321,7 @@ describe('GET /v1/property/{id}', () => {
     }
   });
 
-  it('serves a changed listing once the data version moves, with a fresh dataAge on every read', async () => {
+  it('serves a changed listing once the data version moves, with the dataAge of the latest refresh', async () => {
     const row = await listing(
       (l) => l.listing_type === 'sale' && l.status === 'ACTIVE' && l.detail_scraped === 1,
       'scraped active sale',
@@ -335,6 +337,8 @@ describe('GET /v1/property/{id}', () => {
         .set({ refreshed_at: confirmedAt })
         .where('id', '=', row.id)
         .execute();
+      // The refresh writer signals its commit (DataVersion.invalidate): the header is read again.
+      t.ctx.dataVersion.invalidate();
       const confirmed = await getAs<ListingDetailResponse>('STARTER', path);
       expect(confirmed.body.data).toEqual(first.body.data);
       expect(confirmed.body.meta.dataAge).toBe(confirmedAt);
@@ -356,6 +360,42 @@ describe('GET /v1/property/{id}', () => {
         .where('id', '=', row.id)
         .execute();
       await dataChanged();
+    }
+  });
+
+  it('reads a listing header once per data-version epoch: a write made elsewhere shows within the epoch length', async () => {
+    const row = await listing(
+      (l) => l.listing_type === 'rental' && l.status === 'ACTIVE' && l.detail_scraped === 1,
+      'scraped active rental',
+    );
+    const path = `/v1/property/${row.id}`;
+    const first = await getAs<ListingDetailResponse>('STARTER', path);
+    const confirmedAt = new Date(TEST_NOW.getTime() + 120_000).toISOString();
+    try {
+      // Another process (a standalone refresh) confirms the listing: nothing signals this one.
+      await t.store.db
+        .updateTable('listings')
+        .set({ refreshed_at: confirmedAt })
+        .where('id', '=', row.id)
+        .execute();
+      const sameEpoch = await getAs<ListingDetailResponse>('STARTER', path);
+      expect(sameEpoch.body.meta.dataAge).toBe(first.body.meta.dataAge);
+      // The data version's own staleness bound: its scopes are read again after 1 s.
+      t.clock.advance(1_000);
+      const nextEpoch = await getAs<ListingDetailResponse>('STARTER', path);
+      expect(nextEpoch.body.meta.dataAge).toBe(confirmedAt);
+      expect(nextEpoch.body.data).toEqual({
+        ...first.body.data,
+        daysOnMarket: nextEpoch.body.data.daysOnMarket,
+      });
+    } finally {
+      t.clock.set(TEST_NOW);
+      await t.store.db
+        .updateTable('listings')
+        .set({ refreshed_at: row.refreshed_at })
+        .where('id', '=', row.id)
+        .execute();
+      t.ctx.dataVersion.invalidate();
     }
   });
 

@@ -101,17 +101,24 @@ export class BuildingService {
     const version = await this.dataVersion.version();
     // Building photos are written only with buildings: their version is the buildings scope's.
     const photosVersion = (await this.dataVersion.changedAt('buildings')) ?? 'never';
-    const read = await this.reader.read(id, version, this.clock.now(), async (row) => ({
-      data: toBuildingDetail(
-        row,
-        this.areaName(row.area_id),
-        await this.photos.get(id, photosVersion),
-        this.photoBaseUrl,
-      ),
-      detailScraped: true,
-      validUntil: Number.POSITIVE_INFINITY,
-      refreshedAt: row.refreshed_at,
-    }));
+    const epoch = await this.dataVersion.epoch();
+    const read = await this.reader.read(
+      id,
+      version,
+      this.clock.now(),
+      async (row) => ({
+        data: toBuildingDetail(
+          row,
+          this.areaName(row.area_id),
+          await this.photos.get(id, photosVersion),
+          this.photoBaseUrl,
+        ),
+        detailScraped: true,
+        validUntil: Number.POSITIVE_INFINITY,
+        refreshedAt: row.refreshed_at,
+      }),
+      epoch,
+    );
     return { json: read.json, meta: this.meta({ id }, tier, 'detail', read.refreshedAt) };
   }
 

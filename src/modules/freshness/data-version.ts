@@ -210,6 +210,18 @@ export class DataVersion {
   }
 
   /**
+   * An opaque token that is replaced whenever this process reads the scopes
+   * again (at most `ttlMs` apart while it is asked) and at every `invalidate()`:
+   * a value read from the store while the token stays the same may be reused
+   * with the staleness the data version itself allows — changes made here show
+   * at once, changes made elsewhere within `ttlMs`. Confirmations (a refresh
+   * that changed nothing) do not move the version, but they do replace the token.
+   */
+  async epoch(): Promise<object> {
+    return this.snapshot();
+  }
+
+  /**
    * Drops the cached snapshot: the next read sees a write this process (or its
    * background-jobs worker) just made. Listeners hear of it, so derived caches
    * can rebuild beside the old ones before a request asks.

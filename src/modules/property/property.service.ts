@@ -116,15 +116,23 @@ export class PropertyService {
 
   private async readDetail(id: string, tier: Tier, live: LiveOutcome | null): Promise<ServedJson> {
     const now = this.clock.now();
-    const read = await this.reader.read(id, await this.dataVersion.version(), now, (rows) => {
-      const data = toListingDetail(rows, this.areaName(rows.listing.area_id), now, this.links);
-      return {
-        data,
-        detailScraped: data.detailScraped,
-        validUntil: daysOnMarketValidUntil(rows.listing, now),
-        refreshedAt: rows.listing.refreshed_at,
-      };
-    });
+    // A live read may just have written the listing: its header is read again.
+    const epoch = live === null ? await this.dataVersion.epoch() : null;
+    const read = await this.reader.read(
+      id,
+      await this.dataVersion.version(),
+      now,
+      (rows) => {
+        const data = toListingDetail(rows, this.areaName(rows.listing.area_id), now, this.links);
+        return {
+          data,
+          detailScraped: data.detailScraped,
+          validUntil: daysOnMarketValidUntil(rows.listing, now),
+          refreshedAt: rows.listing.refreshed_at,
+        };
+      },
+      epoch,
+    );
     const meta = this.freshness.ofRecord({
       tier,
       kind: 'detail',
