@@ -60,6 +60,7 @@ export function sendJsonText(reply: FastifyReply, json: string | Buffer): Fastif
 
 const DATA_LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = 0x2c;
+const SEPARATOR = Buffer.from(',');
 
 /**
  * `{"data":[item,item,…],"meta":…}` from UTF-8 JSON fragments, copied once into
@@ -94,8 +95,6 @@ export function listBodyChunks(items: readonly Buffer[], meta: unknown): Buffer[
   parts.push(listTail(meta));
   return parts;
 }
-
-const SEPARATOR = Buffer.from(',');
 
 function listTail(meta: unknown): Buffer {
   return Buffer.from(`],"meta":${JSON.stringify(meta)}}`);
