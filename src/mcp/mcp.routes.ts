@@ -32,6 +32,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AccessPolicy, type CallCharge, type Metering, UNMETERED_ROUTE } from '../http/access.ts';
 import { isTrustedBrowserOrigin } from '../http/cors.ts';
+import { joinBuffers } from '../http/envelope.ts';
 import { ApiError, errorDocsUrl } from '../http/errors.ts';
 import { ErrorResponse } from '../http/schemas.ts';
 import { toAreaRef } from '../modules/areas/areas.service.ts';
@@ -162,7 +163,7 @@ class BodySplices {
       from = end;
     }
     parts.push(answer.subarray(from));
-    return Buffer.concat(parts);
+    return joinBuffers(parts);
   }
 }
 
