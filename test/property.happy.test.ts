@@ -55,6 +55,11 @@ async function detailRow(id: string) {
   return t.store.db.selectFrom('listing_details').selectAll().where('listing_id', '=', id).executeTakeFirst();
 }
 
+/** What a refresh that found the listing unchanged writes: its `refreshed_at` alone (no revision, no version move). */
+async function setRefreshedAt(id: string, refreshedAt: string): Promise<void> {
+  await t.store.db.updateTable('listings').set({ refreshed_at: refreshedAt }).where('id', '=', id).execute();
+}
+
 /** A writer that changes a listing's detail moves the listing's revision with it (migration 0010). */
 async function bumpRevision(id: string): Promise<void> {
   await t.store.db
@@ -332,11 +337,7 @@ describe('GET /v1/property/{id}', () => {
     const confirmedAt = new Date(TEST_NOW.getTime() + 60_000).toISOString();
     try {
       // A refresh that found nothing changed moves only refreshed_at (no version change).
-      await t.store.db
-        .updateTable('listings')
-        .set({ refreshed_at: confirmedAt })
-        .where('id', '=', row.id)
-        .execute();
+      await setRefreshedAt(row.id, confirmedAt);
       // The refresh writer signals its commit (DataVersion.invalidate): the header is read again.
       t.ctx.dataVersion.invalidate();
       const confirmed = await getAs<ListingDetailResponse>('STARTER', path);
@@ -373,11 +374,7 @@ describe('GET /v1/property/{id}', () => {
     const confirmedAt = new Date(TEST_NOW.getTime() + 120_000).toISOString();
     try {
       // Another process (a standalone refresh) confirms the listing: nothing signals this one.
-      await t.store.db
-        .updateTable('listings')
-        .set({ refreshed_at: confirmedAt })
-        .where('id', '=', row.id)
-        .execute();
+      await setRefreshedAt(row.id, confirmedAt);
       const sameEpoch = await getAs<ListingDetailResponse>('STARTER', path);
       expect(sameEpoch.body.meta.dataAge).toBe(first.body.meta.dataAge);
       // The data version's own staleness bound: its scopes are read again after 1 s.
@@ -390,11 +387,7 @@ describe('GET /v1/property/{id}', () => {
       });
     } finally {
       t.clock.set(TEST_NOW);
-      await t.store.db
-        .updateTable('listings')
-        .set({ refreshed_at: row.refreshed_at })
-        .where('id', '=', row.id)
-        .execute();
+      await setRefreshedAt(row.id, row.refreshed_at);
       t.ctx.dataVersion.invalidate();
     }
   });
