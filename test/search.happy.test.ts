@@ -159,7 +159,12 @@ describe('GET /v1/search/rentals', () => {
 
   it('serves a changed listing once its data scope is refreshed and the read model rebuilt (no stale cached JSON)', async () => {
     const first = (await search('sort=PRICE&perPage=1')).body.data[0]!;
-    await t.store.db.updateTable('listings').set({ price: 1 }).where('id', '=', first.id).execute();
+    // As every writer does with a change: the listing's revision moves (migration 0010).
+    await t.store.db
+      .updateTable('listings')
+      .set((eb) => ({ price: 1, revision: eb('revision', '+', 1) }))
+      .where('id', '=', first.id)
+      .execute();
     await setScopeTimes(t.store.db, ['search:rental'], new Date(t.clock.now().getTime() + 1000));
     t.clock.advance(2000);
     try {
@@ -178,11 +183,57 @@ describe('GET /v1/search/rentals', () => {
     } finally {
       await t.store.db
         .updateTable('listings')
-        .set({ price: first.price })
+        .set((eb) => ({ price: first.price, revision: eb('revision', '+', 1) }))
         .where('id', '=', first.id)
         .execute();
       await setScopeTimes(t.store.db, ['search:rental'], TEST_NOW);
       t.clock.set(TEST_NOW);
+    }
+  });
+
+  it('a rebuilt read model takes over the summaries of listings whose revision did not move, until the buildings data moves', async () => {
+    // The read model in use is rebuilt for the store as it is now (searches answer from it once built).
+    const current = async () => {
+      t.ctx.dataVersion.invalidate();
+      await search('perPage=1');
+      await vi.waitUntil(() => !t.ctx.search.indexStatus().building, { timeout: 10_000 });
+    };
+    const moved = async (scope: 'search:rental' | 'buildings', offsetMs: number) => {
+      await setScopeTimes(t.store.db, [scope], new Date(TEST_NOW.getTime() + offsetMs));
+      await current();
+    };
+    await current();
+    const [kept, changed] = (await search('sort=PRICE&perPage=2')).body.data as [
+      ListingSummary,
+      ListingSummary,
+    ];
+    const summaryOf = async (id: string) =>
+      (await search('sort=PRICE&perPage=5')).body.data.find((l) => l.id === id);
+    try {
+      // `kept` changes behind its revision's back (no writer does that); `changed` as writers do.
+      await t.store.db.updateTable('listings').set({ sqft: 111 }).where('id', '=', kept.id).execute();
+      await t.store.db
+        .updateTable('listings')
+        .set((eb) => ({ sqft: 222, revision: eb('revision', '+', 1) }))
+        .where('id', '=', changed.id)
+        .execute();
+      await moved('search:rental', 71_000);
+      // Its revision stands, so the new read model serves the summary rendered before: no read.
+      expect((await summaryOf(kept.id))?.sqft).toBe(kept.sqft);
+      expect((await summaryOf(changed.id))?.sqft).toBe(222);
+      // A summary shows its building's scores: a move of the buildings data drops every carried one.
+      await moved('buildings', 72_000);
+      expect((await summaryOf(kept.id))?.sqft).toBe(111);
+    } finally {
+      for (const listing of [kept, changed]) {
+        await t.store.db
+          .updateTable('listings')
+          .set((eb) => ({ sqft: listing.sqft, revision: eb('revision', '+', 1) }))
+          .where('id', '=', listing.id)
+          .execute();
+      }
+      await setScopeTimes(t.store.db, ['search:rental', 'buildings'], TEST_NOW);
+      await current();
     }
   });
 

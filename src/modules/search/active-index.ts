@@ -147,6 +147,7 @@ class RawColumns {
   readonly buildingType: number[] = [];
   readonly saleType: number[] = [];
   readonly rank: number[] = [];
+  readonly revision: number[] = [];
   readonly pricePerSqft: number[] = [];
   readonly maxDownloadMbps: number[] = [];
   readonly transitScore: number[] = [];
@@ -192,6 +193,12 @@ interface Partition {
   rowOfId: Int32Array;
   /** Rows of status code `s` are `segments[s]` up to (not including) `segments[s + 1]`. */
   segments: Int32Array;
+  /**
+   * The listing's `revision` (migration 0010): every write of the listing row
+   * or its detail moves it, so a summary rendered at one revision is the
+   * summary at that revision (see SearchService's carried summaries).
+   */
+  revision: Float64Array;
   /** Index in LISTING_STATUSES. */
   status: Uint8Array;
   price: Float64Array;
@@ -335,6 +342,7 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     ids,
     idRank: byPrice,
     rowOfId: rowOf,
+    revision: await column(f64, raw.revision),
     status: await column((n) => new Uint8Array(n), raw.status),
     price: await column(f64, raw.price),
     beds: await column(f64, raw.beds),
@@ -571,6 +579,7 @@ async function buildPartitions(
         'listings.building_type',
         'listings.sale_type',
         'listings.rank_score',
+        'listings.revision',
         'listings.price_per_sqft',
         'listings.latitude',
         'listings.longitude',
@@ -608,6 +617,7 @@ async function buildPartitions(
       r.buildingType.push(code(r.buildingTypeCodes, row.building_type, 0));
       r.saleType.push(row.sale_type === null ? 0 : code(r.saleTypeCodes, row.sale_type, 1));
       r.rank.push(row.rank_score);
+      r.revision.push(row.revision);
       r.pricePerSqft.push(nullToNaN(row.price_per_sqft));
       r.maxDownloadMbps.push(nullToNaN(row.max_download_mbps));
       r.transitScore.push(nullToNaN(row.transit_score));
@@ -800,6 +810,11 @@ export class ListingIndex {
   /** The listing id of a row of the listing type's partition. */
   idAt(listingType: ListingType, row: number): string {
     return this.partitions[listingType].ids.at(row);
+  }
+
+  /** The listing's `revision` when this index read it. */
+  revisionAt(listingType: ListingType, row: number): number {
+    return this.partitions[listingType].revision[row]!;
   }
 
   /**

@@ -193,6 +193,10 @@ export class SearchService {
   private index: ListingIndex | null = null;
   /** Serialized summaries by row, kept with the index that listed them (see `search`). */
   private readonly summaryMemos = new WeakMap<ListingIndex, SummaryMemo>();
+  /** The same summaries by listing id and revision, for the next index to take over (see `search`). */
+  private carried: CarriedSummaries = { buildings: null, byId: new Map() };
+  /** The index `carried` was last checked against (the check runs once per index). */
+  private carriedIndex: ListingIndex | null = null;
   /**
    * Spaces index rebuilds (see RebuildPacer): while refresh cycles change the
    * data every second, searches see an index at most one build plus one gap
@@ -424,7 +428,9 @@ export class SearchService {
    * otherwise empty the cache as fast as searches fill it. A summary is at
    * least as new as the index that listed it (it is read after), and a change
    * to any column it shows moves a search scope (detail writes rewrite the
-   * listing row), hence the index version. Without an index (none built yet,
+   * listing row), hence the index version. A new index takes over the
+   * summaries of listings whose revision it reads unchanged (`carriedFor`),
+   * so a swap costs reads only for what changed. Without an index (none built yet,
    * or SEARCH_INDEX=false) SQL answers and summaries are cached by id for the
    * data version.
    */
@@ -445,21 +451,43 @@ export class SearchService {
         const entry = kept[row];
         return entry !== undefined && entry.validUntil > nowMs ? entry : undefined;
       });
+      const carried = this.carriedFor(index);
       const missing: string[] = [];
-      for (let i = 0; i < rows.length; i++)
-        if (!found[i]) missing.push(index.idAt(criteria.listingType, rows[i]!));
+      const missingRows: number[] = [];
+      for (let i = 0; i < rows.length; i++) {
+        if (found[i]) continue;
+        const row = rows[i]!;
+        const id = index.idAt(criteria.listingType, row);
+        const previous = carried.byId.get(id);
+        if (
+          previous !== undefined &&
+          previous.revision === index.revisionAt(criteria.listingType, row) &&
+          previous.entry.validUntil > nowMs
+        ) {
+          found[i] = previous.entry;
+          if (kept[row] === undefined) memo.size++;
+          kept[row] = previous.entry;
+          continue;
+        }
+        missing.push(id);
+        missingRows.push(i);
+      }
       if (missing.length > 0) {
         const fresh = await this.renderSummaries(missing, criteria.now);
-        for (let i = 0, m = 0; i < rows.length; i++) {
-          if (found[i]) continue;
-          const entry = fresh.get(missing[m++]!);
-          if (!entry) continue;
+        missing.forEach((id, m) => {
+          const entry = fresh.get(id);
+          if (!entry) return;
+          const i = missingRows[m]!;
+          const row = rows[i]!;
           found[i] = entry;
-          if (kept[rows[i]!] === undefined) memo.size++;
-          kept[rows[i]!] = entry;
-        }
+          if (kept[row] === undefined) memo.size++;
+          kept[row] = entry;
+          // Rendered after the index was read, so at least as new as the revision recorded with it.
+          carried.byId.set(id, { entry, revision: index.revisionAt(criteria.listingType, row) });
+        });
         // The same bound as the cache by id: when full, start over (a working set refills in a few requests).
         if (memo.size > this.cache.capacity) this.summaryMemos.delete(index);
+        if (carried.byId.size > this.cache.capacity) carried.byId.clear();
       }
       return pageOf(found, total, distances);
     }
@@ -482,6 +510,23 @@ export class SearchService {
       });
     }
     return pageOf(found, total, distances);
+  }
+
+  /**
+   * The summaries a new index may take over from the ones before it, by
+   * listing id: one is reused while the listing's revision is the one it was
+   * rendered at (every write of a listing row or its detail moves it), and
+   * all are dropped when the buildings part of the index version moves (a
+   * summary shows its building's scores; a demo load moves it too). A
+   * refresh cycle that changed a few listings then costs the next searches
+   * those few reads, not a page of reads per search until the memo refills.
+   */
+  private carriedFor(index: ListingIndex): CarriedSummaries {
+    if (this.carriedIndex === index) return this.carried;
+    this.carriedIndex = index;
+    const buildings = buildingsPartOf(index.version);
+    if (this.carried.buildings !== buildings) this.carried = { buildings, byId: new Map() };
+    return this.carried;
   }
 
   /** The summaries kept with an index, by row of each listing type's partition (see `search`). */
@@ -517,6 +562,17 @@ export class SearchService {
     }
     return rendered;
   }
+}
+
+/** Summaries by listing id with the revision each was rendered at, valid while `buildings` stands. */
+interface CarriedSummaries {
+  buildings: string | null;
+  byId: Map<string, { entry: CachedJson; revision: number }>;
+}
+
+/** The `buildings=` part of an index version (see `indexVersion`). */
+function buildingsPartOf(version: string): string | null {
+  return version.split(';').find((part) => part.startsWith('buildings=')) ?? null;
 }
 
 /** Serialized summaries by partition row, and how many are held. */
