@@ -60,6 +60,8 @@ import { ListingStreamService } from './modules/listings/listing-stream.service.
 import { marketRoutes } from './modules/market/market.routes.ts';
 import { MARKET_SCHEMAS } from './modules/market/market.schema.ts';
 import { MarketService } from './modules/market/market.service.ts';
+import { InProcessMarketEngine } from './modules/market/market-engine.ts';
+import { MarketWorkerClient } from './modules/market/market-worker-client.ts';
 import { MarketTrends } from './modules/market/trends.ts';
 import type { PhotoSource } from './modules/photos/photo-source.ts';
 import { photoApiRoutes, photoFileRoutes } from './modules/photos/photos.routes.ts';
@@ -274,7 +276,17 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
     store.shared && config.searchIndex ? new IndexWorkerClient(store.shared, log) : null,
   );
   await search.warm();
-  const market = new MarketService(store.db, areaTree, marketClock, dataVersion, freshness);
+  const areaIds = areaTree.records.map((area) => area.id);
+  const market = new MarketService(
+    // The rows and figures live on the market worker when another thread can open the store.
+    store.shared
+      ? new MarketWorkerClient(store.shared, areaIds, log)
+      : new InProcessMarketEngine(store.db, areaIds),
+    areaTree,
+    marketClock,
+    dataVersion,
+    freshness,
+  );
   await market.warm();
   const limits = await createLimits({
     redisUrl: config.redisUrl,
@@ -461,6 +473,7 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
         await jobs.stop();
         await pipeline?.idle();
         await search.close();
+        await market.close();
         await limits.close();
       })();
       return closing;

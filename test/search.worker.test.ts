@@ -3,9 +3,6 @@
  * open: file SQLite, PostgreSQL) answers exactly as the in-process build, and
  * a worker that cannot build leaves the in-process build to answer.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,40 +18,26 @@ import { IndexWorkerClient } from '../src/modules/search/index-worker-client.ts'
 import type { SearchCriteria } from '../src/modules/search/search.repository.ts';
 import { SearchService } from '../src/modules/search/search.service.ts';
 import { ManualClock } from '../src/platform/clock.ts';
-import { openStore, type Store } from '../src/platform/db/database.ts';
-import { migrateToLatest } from '../src/platform/db/migrate.ts';
+import type { Store } from '../src/platform/db/database.ts';
 import { AreaTree } from '../src/reference/areas.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { TEST_NOW, TEST_SEED } from './support/app.ts';
-import { createTestStore, TEST_DIALECT } from './support/store.ts';
+import { createSharedTestStore } from './support/store.ts';
 
 const warnings: unknown[] = [];
 const log = { warn: (fields: unknown) => warnings.push(fields) };
 
-let dir: string | null = null;
+let dispose: (() => Promise<void>) | null = null;
 let store: Store;
 
-/** A store another thread can open: a SQLite file (the test store is in memory), or the PostgreSQL test schema. */
-async function sharedStore(): Promise<Store> {
-  if (TEST_DIALECT === 'postgres') return createTestStore();
-  dir = mkdtempSync(join(tmpdir(), 'stoop-index-worker-'));
-  const fileStore = await openStore({
-    dialect: 'sqlite',
-    databaseUrl: `sqlite:${join(dir, 'stoop.sqlite')}`,
-  });
-  await migrateToLatest(fileStore);
-  return fileStore;
-}
-
 beforeAll(async () => {
-  store = await sharedStore();
+  ({ store, dispose } = await createSharedTestStore('stoop-index-worker-'));
   await syncAreas(store);
   await loadDemoMarket(store, { seed: TEST_SEED, scale: 0.02, now: TEST_NOW });
 }, 120_000);
 
 afterAll(async () => {
-  await store?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await dispose?.();
 });
 
 const SORTS = ['RECOMMENDED', 'PRICE', 'PRICE_PER_SQFT', 'LISTED_AT', 'DAYS_ON_MARKET', 'DISTANCE'] as const;

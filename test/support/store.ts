@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openStore, type Store } from '../../src/platform/db/database.ts';
 import { migrateToLatest } from '../../src/platform/db/migrate.ts';
 
@@ -38,4 +41,28 @@ export async function createTestStore(): Promise<Store> {
   await migrateToLatest(store);
   // The schema is dropped by the global teardown, not here (see global-setup.ts).
   return store;
+}
+
+/**
+ * A fresh, migrated store another thread can open (worker tests): a SQLite
+ * file in a temporary directory (the usual test store is in memory), or a
+ * PostgreSQL test schema. `dispose` closes it and removes the file.
+ */
+export async function createSharedTestStore(
+  prefix: string,
+): Promise<{ store: Store; dispose: () => Promise<void> }> {
+  if (TEST_DIALECT === 'postgres') {
+    const store = await createTestStore();
+    return { store, dispose: () => store.close() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const store = await openStore({ dialect: 'sqlite', databaseUrl: `sqlite:${join(dir, 'stoop.sqlite')}` });
+  await migrateToLatest(store);
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

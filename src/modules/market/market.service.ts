@@ -1,18 +1,17 @@
 import { performance } from 'node:perf_hooks';
-import type { Kysely } from 'kysely';
 import type { Served } from '../../domain/freshness.ts';
 import type { ListingType } from '../../domain/listing.ts';
 import type { Tier } from '../../domain/tiers.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Database } from '../../platform/db/tables.ts';
 import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import type { AreaTree } from '../../reference/areas.ts';
 import { type ResolvedAreaInput, resolveAreaInput, resolveAreaList } from '../areas/area-input.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { MAX_COMPARE_AREAS, type RentalSnapshot, type SaleSnapshot } from './market.schema.ts';
-import { computeSnapshot, type MarketRow } from './snapshot.ts';
+import type { FiguresRequest, MarketEngine, VersionedFigures } from './market-engine.ts';
+import type { SnapshotFigures } from './snapshot.ts';
 import { MIN_SAMPLE } from './statistics.ts';
 
 export type MarketSnapshot = RentalSnapshot | SaleSnapshot;
@@ -29,18 +28,9 @@ const SNAPSHOT_TTL_MS = 60_000;
 /** Bound on cached snapshots; the cache is cleared when it fills (areas × bedrooms × types is ~25k at most). */
 const MAX_CACHED = 5000;
 
-/**
- * Areas per query while building: ~100 active listings per area. Ten per query
- * measured 8–18 ms on the request thread while a refresh wrote (each commit of
- * another connection empties this connection's page cache); four keep a query
- * to a few ms.
- */
-const AREAS_PER_QUERY = 4;
-
-/** The ACTIVE rows of both listing types at one data version: what snapshots are computed from. */
+/** A data version the engine has read (its rows live in the engine: see MarketEngine). */
 interface Build {
   version: string;
-  rows: Record<ListingType, MarketRow[]>;
 }
 
 interface CachedSnapshot {
@@ -51,21 +41,22 @@ interface CachedSnapshot {
 
 /**
  * Market snapshots over ACTIVE listings. The rows (a few columns of each active
- * listing, ~32k rentals at full scale) are read per data version; snapshots are
- * computed from them in memory and cached per (parameters, data version) for
- * SNAPSHOT_TTL_MS, so repeated calls cost a map lookup and an all-NYC
- * computation runs at most once a minute per key.
+ * listing, ~32k rentals at full scale) are read per data version by the
+ * engine (MarketEngine: on the market worker when the store allows, see
+ * market-engine.ts), which computes figures from them; snapshots are cached
+ * here per (parameters, data version) for SNAPSHOT_TTL_MS, so repeated calls
+ * cost a map lookup and an all-NYC computation runs at most once a minute per
+ * key — on the worker, never on the request thread, when there is one.
  *
  * A new data version is built beside the one served, off the request path:
- * rows read in pages and the common snapshots (NYC, boroughs) computed one at
- * a time, yielding to the event loop between steps; then it replaces the old
- * one at once. Until then requests are served from the previous build (their
- * `computedAt` says how old); only the very first build is waited for. A
- * rebuild starts when this process learns of a change (`DataVersion`
- * invalidation, e.g. from the background-jobs worker) or when a request sees
- * a version newer than the one served; rebuilds are paced (RebuildPacer), so
- * while the data changes every second the figures lag by a few seconds
- * instead of the request thread rebuilding without pause.
+ * the engine reads it and computes the common snapshots (NYC, boroughs), then
+ * it replaces the old one at once. Until then requests are served from the
+ * previous build (their `computedAt` says how old); only the very first build
+ * is waited for. A rebuild starts when this process learns of a change
+ * (`DataVersion` invalidation, e.g. from the background-jobs worker) or when
+ * a request sees a version newer than the one served; rebuilds are paced
+ * (RebuildPacer), so while the data changes every second the figures lag by a
+ * few seconds instead of rebuilding without pause.
  */
 export class MarketService {
   private current: Build | null = null;
@@ -75,7 +66,7 @@ export class MarketService {
   private readonly pacer = new RebuildPacer();
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly engine: MarketEngine,
     private readonly areaTree: AreaTree,
     private readonly clock: Clock,
     private readonly dataVersion: DataVersion,
@@ -146,7 +137,19 @@ export class MarketService {
   ): Promise<MarketSnapshot> {
     this.assertArea(request.areaId, parameter);
     const build = await this.servedBuild(version);
-    return this.snapshotFrom(build, request);
+    const cached = this.cached(build.version, request);
+    if (cached) return cached;
+    const nowMs = this.clock.now().getTime();
+    let answer: VersionedFigures;
+    try {
+      answer = await this.engine.figures(this.figuresRequest(request), nowMs);
+    } catch {
+      // The engine lost its rows (a replaced worker): build again, then ask once more.
+      if (this.current === build) this.current = null;
+      await this.servedBuild(version);
+      answer = await this.engine.figures(this.figuresRequest(request), nowMs);
+    }
+    return this.remember(answer.version, request, answer.figures, nowMs);
   }
 
   /**
@@ -162,36 +165,42 @@ export class MarketService {
     return this.ensureBuilt(version);
   }
 
-  private snapshotFrom(build: Build, request: SnapshotRequest): MarketSnapshot {
-    const { version } = build;
-    const key = `${request.listingType}|${request.areaId}|${request.bedrooms ?? ''}|${request.buildingType ?? ''}`;
-    const now = this.clock.now();
-    const hit = this.cache.get(key);
-    if (
-      hit &&
-      hit.version === version &&
-      now.getTime() - hit.at < SNAPSHOT_TTL_MS &&
-      now.getTime() >= hit.at
-    ) {
+  private static key(request: SnapshotRequest): string {
+    return `${request.listingType}|${request.areaId}|${request.bedrooms ?? ''}|${request.buildingType ?? ''}`;
+  }
+
+  /** A snapshot computed at `version` less than SNAPSHOT_TTL_MS (market time) ago. */
+  private cached(version: string, request: SnapshotRequest): MarketSnapshot | undefined {
+    const hit = this.cache.get(MarketService.key(request));
+    const nowMs = this.clock.now().getTime();
+    if (hit && hit.version === version && nowMs - hit.at < SNAPSHOT_TTL_MS && nowMs >= hit.at) {
       return hit.snapshot;
     }
-    const rows = build.rows[request.listingType];
-    const figures = computeSnapshot(
-      rows,
-      {
-        listingType: request.listingType,
-        areaIds: new Set(this.areaTree.descendantsAndSelf(request.areaId)),
-        bedrooms: request.bedrooms,
-        buildingType: request.buildingType,
-      },
-      now,
-    );
+    return undefined;
+  }
+
+  private figuresRequest(request: SnapshotRequest): FiguresRequest {
+    return {
+      listingType: request.listingType,
+      areaIds: this.areaTree.descendantsAndSelf(request.areaId),
+      bedrooms: request.bedrooms,
+      buildingType: request.buildingType,
+    };
+  }
+
+  /** The snapshot of `figures` computed at `nowMs` from `version`, cached while that version is served. */
+  private remember(
+    version: string,
+    request: SnapshotRequest,
+    figures: SnapshotFigures,
+    nowMs: number,
+  ): MarketSnapshot {
     const common = {
       areaId: request.areaId,
       areaName: this.areaTree.get(request.areaId)?.name ?? '',
       bedrooms: request.bedrooms ?? null,
       buildingType: (request.buildingType ?? null) as RentalSnapshot['buildingType'],
-      computedAt: now.toISOString(),
+      computedAt: new Date(nowMs).toISOString(),
       minSample: MIN_SAMPLE,
       inventory: figures.inventory,
       newListings7d: figures.newListings7d,
@@ -212,8 +221,11 @@ export class MarketService {
             noFeeShare: figures.noFeeShare!,
           }
         : { ...common, listingType: 'sale', saleTypeMix: figures.saleTypeMix! };
-    if (this.cache.size >= MAX_CACHED) this.cache.clear();
-    this.cache.set(key, { version, at: now.getTime(), snapshot });
+    // Figures from rows newer than the build served (the engine installs before this thread learns) are not kept.
+    if (version === this.current?.version || version === this.building?.version) {
+      if (this.cache.size >= MAX_CACHED) this.cache.clear();
+      this.cache.set(MarketService.key(request), { version, at: nowMs, snapshot });
+    }
     return snapshot;
   }
 
@@ -258,97 +270,35 @@ export class MarketService {
     return done;
   }
 
-  /** Reads the rows and computes the level ≤ 1 snapshots (NYC, boroughs) of both types, yielding between steps. */
+  /**
+   * Has the engine read `version` and compute the level ≤ 1 snapshots (NYC,
+   * boroughs) of both types beside the build served, then caches them.
+   */
   private async build(version: string): Promise<Build> {
-    const areaIds = this.areaTree.records.map((a) => a.id);
-    const build: Build = {
-      version,
-      rows: {
-        rental: await loadActiveMarketRows(this.db, 'rental', { areaIds }),
-        sale: await loadActiveMarketRows(this.db, 'sale', { areaIds }),
-      },
-    };
+    const common: SnapshotRequest[] = [];
     for (const listingType of ['rental', 'sale'] as const) {
       for (const area of this.areaTree.records) {
         if (area.level > 1) continue;
-        for (const bedrooms of [undefined, 0, 1, 2, 3, 4]) {
-          await yieldToEventLoop();
-          this.snapshotFrom(build, { listingType, areaId: area.id, bedrooms });
-        }
+        for (const bedrooms of [undefined, 0, 1, 2, 3, 4])
+          common.push({ listingType, areaId: area.id, bedrooms });
       }
     }
+    const nowMs = this.clock.now().getTime();
+    const figures = await this.engine.build(
+      version,
+      common.map((request) => this.figuresRequest(request)),
+      nowMs,
+    );
+    const build: Build = { version };
+    // Cached before the build is installed: remember() keeps figures of the version being built.
+    common.forEach((request, i) => {
+      this.remember(version, request, figures[i]!, nowMs);
+    });
     return build;
   }
-}
 
-function yieldToEventLoop(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
-}
-
-/**
- * The columns market figures read, for every ACTIVE listing of a type. With
- * `areaIds` (the area tree's ids) it is read in ranges of AREAS_PER_QUERY
- * consecutive area ids — each an index range scan of a few hundred to a few
- * thousand rows, no sort — yielding to the event loop between them, so no
- * single read holds it long; the first and last ranges are open-ended, so
- * every row is read whatever its area.
- */
-export async function loadActiveMarketRows(
-  db: Kysely<Database>,
-  listingType: ListingType,
-  options: { areaIds?: readonly number[] } = {},
-): Promise<MarketRow[]> {
-  const ids = [...new Set(options.areaIds ?? [])].sort((a, b) => a - b);
-  const starts: number[] = [];
-  for (let i = AREAS_PER_QUERY; i < ids.length; i += AREAS_PER_QUERY) starts.push(ids[i] as number);
-  const out: MarketRow[] = [];
-  for (let i = 0; i <= starts.length; i++) {
-    if (i > 0) await yieldToEventLoop();
-    const from = i === 0 ? null : (starts[i - 1] as number);
-    const below = i === starts.length ? null : (starts[i] as number);
-    for (const row of await loadActiveMarketRange(db, listingType, from, below)) out.push(row);
+  /** Frees the engine's rows (ends the market worker, if any). */
+  close(): Promise<void> {
+    return this.engine.close();
   }
-  return out;
-}
-
-/** ACTIVE rows of a type with from ≤ area_id < below (null: unbounded). */
-async function loadActiveMarketRange(
-  db: Kysely<Database>,
-  listingType: ListingType,
-  from: number | null,
-  below: number | null,
-): Promise<MarketRow[]> {
-  let query = db
-    .selectFrom('listings')
-    .select([
-      'area_id',
-      'bedroom_count',
-      'building_type',
-      'price',
-      'price_per_sqft',
-      'net_effective',
-      'months_free',
-      'listed_at',
-      'price_delta',
-      'no_fee',
-      'sale_type',
-    ])
-    .where('listing_type', '=', listingType)
-    .where('status', '=', 'ACTIVE');
-  if (from !== null) query = query.where('area_id', '>=', from);
-  if (below !== null) query = query.where('area_id', '<', below);
-  const rows = await query.execute();
-  return rows.map((r) => ({
-    areaId: Number(r.area_id),
-    bedrooms: Number(r.bedroom_count),
-    buildingType: r.building_type,
-    price: Number(r.price),
-    pricePerSqft: r.price_per_sqft === null ? null : Number(r.price_per_sqft),
-    netEffective: r.net_effective === null ? null : Number(r.net_effective),
-    monthsFree: r.months_free === null ? null : Number(r.months_free),
-    listedAt: r.listed_at === null ? null : Date.parse(r.listed_at),
-    priceDelta: Number(r.price_delta),
-    noFee: Number(r.no_fee) === 1,
-    saleType: r.sale_type,
-  }));
 }

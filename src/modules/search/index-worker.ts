@@ -8,11 +8,10 @@
  * type, then `built`; or `failed`. `{ type: 'close' }` closes the store and
  * ends the thread. One build at a time (the client sends one at a time).
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import type { ListingType } from '../../domain/listing.ts';
 import { openStore, type SharedStoreOptions } from '../../platform/db/database.ts';
+import { lowerThisThreadPriority } from '../../platform/worker/threads.ts';
 import { buildPortableIndex, type PortablePartition } from './active-index.ts';
 
 export interface IndexWorkerInit {
@@ -31,25 +30,8 @@ export type FromIndexWorker =
 /** Connections of the worker's PostgreSQL pool: the build reads one page at a time. */
 const POOL_SIZE = 1;
 
-/** The build's OS scheduling priority (nice): below the serving thread. */
-const BUILD_NICE = 10;
-
-/**
- * On a machine with few cores the build competes with the serving thread for
- * CPU: it runs at a lower priority so requests go first. Linux gives each
- * thread its own nice value (set by thread id); elsewhere this does nothing.
- */
-function yieldCpuToRequests(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, BUILD_NICE);
-  } catch {
-    // No per-thread priority here: the build runs at the process's.
-  }
-}
-
 async function main(): Promise<void> {
-  yieldCpuToRequests();
+  lowerThisThreadPriority();
   const port = parentPort;
   if (!port) throw new Error('index-worker runs only as a worker thread');
   const init = (workerData as { init: IndexWorkerInit }).init;
