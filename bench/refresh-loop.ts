@@ -17,12 +17,15 @@ import { loadConfig } from '../src/config.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
 import { DataVersion } from '../src/modules/freshness/data-version.ts';
 import { ScaledClock } from '../src/platform/clock.ts';
+import { lowerThisThreadPriority } from '../src/platform/worker/threads.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
 
 /** Real ms from the start of one cycle to the start of the next, at least. */
 const MIN_CYCLE_MS = 1000;
 
 async function main(): Promise<void> {
+  // It stands in for the service's jobs worker, which runs its cycles at this priority.
+  lowerThisThreadPriority();
   const [url, anchor, speed] = process.argv.slice(2);
   if (!url || !anchor || !speed)
     throw new Error('usage: refresh-loop.ts <origin url> <clock anchor> <speed>');

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { serviceNodeFlags } from '../src/runtime-flags.ts';
 import { BENCH_SERVICE_ENV } from './bench-key.ts';
 import type { BenchConfig } from './config.ts';
 import { REPO_ROOT } from './config.ts';
@@ -62,7 +63,8 @@ export async function startService(
   // PUBLIC_URL from the caller's shell would point pagination links elsewhere; the bench owns the address.
   delete env.PUBLIC_URL;
 
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // The flags `npm start` gives the service (src/start.ts).
+  const child = spawn(process.execPath, [...serviceNodeFlags(), '--import', 'tsx', 'src/main.ts'], {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

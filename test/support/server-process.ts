@@ -127,6 +127,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** SIGTERM, then SIGKILL if the process has not exited within a few seconds. */
   stop(): Promise<void>;
+  /** The last few kB the process wrote to stderr. */
+  stderr(): string;
 }
 
 /**
@@ -139,9 +141,11 @@ export async function startServerProcess(options: {
   port: number;
   env: Record<string, string>;
   timeoutMs?: number;
+  /** `src/start.ts`: through the `npm start` launcher (the child is then the launcher). Default `src/main.ts`. */
+  entry?: 'src/main.ts' | 'src/start.ts';
 }): Promise<ServerProcess> {
   const url = `http://127.0.0.1:${options.port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.entry ?? 'src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -178,7 +182,7 @@ export async function startServerProcess(options: {
       await health.arrayBuffer();
       // Health answers while the node starts; every other route is 503 until the application serves.
       const serving = health.ok && (await fetch(`${url}/openapi.json`, { method: 'HEAD' })).status !== 503;
-      if (serving) return { url, child, stop };
+      if (serving) return { url, child, stop, stderr: () => stderr };
     } catch {
       // Not listening yet.
     }

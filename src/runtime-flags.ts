@@ -1,0 +1,29 @@
+import { availableParallelism } from 'node:os';
+
+/** Node's own V8 platform pool size: its most helper threads, whatever the machine. */
+const NODE_DEFAULT_POOL = 4;
+
+/**
+ * Node flags the service process is started with (`npm start`: src/start.ts;
+ * `npm run bench` starts it the same way). They can only be given on a
+ * process's command line or in NODE_OPTIONS, so a launcher sets them.
+ *
+ * `--v8-pool-size`: V8's helper threads do the concurrent and parallel garbage
+ * collection of every thread's heap in the process — the request thread's and
+ * the workers' (search index, market, jobs). The workers run below the request
+ * thread's CPU priority; their helpers do not. Node starts four helpers
+ * whatever the machine, so on two cores a worker rebuilding the search index
+ * kept four helpers marking its heap beside the request thread, whose event
+ * loop then stalled 10–17 ms at a time with nothing to do (measured: 17–35
+ * stalls over 5 ms per 9 s build, the longest 11–17 ms; with one helper 0–3,
+ * the longest 5–9 ms; with two, 18–29 and 8–9 ms). One helper per core beyond
+ * the request thread's, at least one and at most Node's four, keeps that work
+ * off its core. A `--v8-pool-size` already in NODE_OPTIONS is left to win.
+ */
+export function serviceNodeFlags(
+  cores: number = availableParallelism(),
+  nodeOptions: string | undefined = process.env.NODE_OPTIONS,
+): string[] {
+  if (nodeOptions?.includes('--v8-pool-size')) return [];
+  return [`--v8-pool-size=${Math.min(NODE_DEFAULT_POOL, Math.max(1, cores - 1))}`];
+}
