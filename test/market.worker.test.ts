@@ -109,6 +109,7 @@ describe('the market worker', () => {
 /** The in-process engine, made to forget its rows once (as a replaced worker has none). */
 class ForgetfulEngine implements MarketEngine {
   builds = 0;
+  figuresAsked = 0;
   private forgotten = false;
   private readonly inner: InProcessMarketEngine;
 
@@ -131,6 +132,7 @@ class ForgetfulEngine implements MarketEngine {
   }
 
   async figures(request: FiguresRequest, nowMs: number): Promise<VersionedFigures> {
+    this.figuresAsked++;
     if (this.forgotten) throw new Error('market figures asked before any build');
     return this.inner.figures(request, nowMs);
   }
@@ -140,8 +142,8 @@ class ForgetfulEngine implements MarketEngine {
   }
 }
 
-describe('MarketService over an engine that lost its rows', () => {
-  it('builds again and answers', async () => {
+describe('MarketService over its engine', () => {
+  it('builds again and answers when the engine lost its rows', async () => {
     const clock = new ManualClock(NOW_MS);
     const dataVersion = new DataVersion(store.db, clock);
     const engine = new ForgetfulEngine();
@@ -165,6 +167,31 @@ describe('MarketService over an engine that lost its rows', () => {
     expect(engine.builds).toBe(2);
     expect(again.data.areaId).toBe(neighborhood);
     expect(again.data.inventory).toBeLessThanOrEqual(first.data.inventory);
+    await market.close();
+  });
+
+  it('computes a snapshot that several callers miss at once only once', async () => {
+    const clock = new ManualClock(NOW_MS);
+    const dataVersion = new DataVersion(store.db, clock);
+    const engine = new ForgetfulEngine();
+    const market = new MarketService(
+      engine,
+      areaTree,
+      clock,
+      dataVersion,
+      new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000),
+    );
+    await market.warm();
+    const neighborhood = areaTree.records.find((a) => a.level === 2)!.id;
+    const request = { listingType: 'sale' as const, areaId: neighborhood, bedrooms: 2 };
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => market.snapshotOf(request, 'INTERNAL')),
+    );
+    expect(engine.figuresAsked).toBe(1);
+    expect(new Set(answers.map((a) => JSON.stringify(a.data))).size).toBe(1);
+    // Kept: the next caller is answered from the cache.
+    await market.snapshotOf(request, 'INTERNAL');
+    expect(engine.figuresAsked).toBe(1);
     await market.close();
   });
 });

@@ -62,6 +62,8 @@ export class MarketService {
   private current: Build | null = null;
   private building: { version: string; done: Promise<Build> } | null = null;
   private readonly cache = new Map<string, CachedSnapshot>();
+  /** Snapshots being computed by the engine, by build version and parameters. */
+  private readonly computing = new Map<string, Promise<MarketSnapshot>>();
   /** Spaces rebuilds: served figures may lag the store by a rebuild plus a gap (see RebuildPacer). */
   private readonly pacer = new RebuildPacer();
 
@@ -139,6 +141,18 @@ export class MarketService {
     const build = await this.servedBuild(version);
     const cached = this.cached(build.version, request);
     if (cached) return cached;
+    // Callers missing the same snapshot at once share one computation (an expired all-NYC
+    // snapshot under load would otherwise be computed once per waiting request).
+    const key = `${build.version}|${MarketService.key(request)}`;
+    let computing = this.computing.get(key);
+    if (!computing) {
+      computing = this.compute(build, version, request).finally(() => this.computing.delete(key));
+      this.computing.set(key, computing);
+    }
+    return computing;
+  }
+
+  private async compute(build: Build, version: string, request: SnapshotRequest): Promise<MarketSnapshot> {
     const nowMs = this.clock.now().getTime();
     let answer: VersionedFigures;
     try {
