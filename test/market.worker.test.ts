@@ -19,10 +19,11 @@ import {
   type MarketEngine,
   type VersionedFigures,
 } from '../src/modules/market/market-engine.ts';
-import { MarketWorkerClient } from '../src/modules/market/market-worker-client.ts';
+import { failureOf, MarketWorkerClient } from '../src/modules/market/market-worker-client.ts';
 import type { SnapshotFigures } from '../src/modules/market/snapshot.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import type { SharedStoreOptions, Store } from '../src/platform/db/database.ts';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../src/platform/db/errors.ts';
 import { AreaTree } from '../src/reference/areas.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { TEST_NOW, TEST_SEED } from './support/app.ts';
@@ -103,6 +104,25 @@ describe('the market worker', () => {
     await expect(worker.figures(request, NOW_MS)).resolves.toMatchObject({ version: 'v1' });
     await worker.close();
     await expect(worker.figures(request, NOW_MS)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('market worker failures', () => {
+  it('stay a DatabaseUnavailableError (a 503 to callers) when the database could not serve', () => {
+    const unavailable = new DatabaseUnavailableError('the test store', 'disk full');
+    const error = failureOf({
+      name: unavailable.name,
+      message: unavailable.message,
+      kind: unavailable.kind,
+      location: unavailable.location,
+      reason: unavailable.reason,
+    });
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect(error.message).toBe(unavailable.message);
+    const other = failureOf({ name: 'TypeError', message: 'boom' });
+    expect(other).not.toBeInstanceOf(DatabaseUnavailableError);
+    expect([other.name, other.message]).toEqual(['TypeError', 'boom']);
   });
 });
 

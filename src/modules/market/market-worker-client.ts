@@ -15,9 +15,15 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { SharedStoreOptions } from '../../platform/db/database.ts';
+import { DatabaseUnavailableError } from '../../platform/db/errors.ts';
 import { endWorker, startModuleWorker } from '../../platform/worker/threads.ts';
 import type { FiguresRequest, MarketEngine, VersionedFigures } from './market-engine.ts';
-import type { FromMarketWorker, MarketWorkerInit, ToMarketWorker } from './market-worker.ts';
+import type {
+  FromMarketWorker,
+  MarketWorkerFailure,
+  MarketWorkerInit,
+  ToMarketWorker,
+} from './market-worker.ts';
 import type { SnapshotFigures } from './snapshot.ts';
 
 const WORKER_MODULE = new URL('./market-worker.ts', import.meta.url).href;
@@ -26,6 +32,16 @@ type Settle = (message: FromMarketWorker) => void;
 
 /** Distributes `ToMarketWorker` without `id` over the union's members. */
 type Request = ToMarketWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
+
+/** The worker's failure as an error of this thread: a database that cannot serve stays a DatabaseUnavailableError. */
+export function failureOf(record: MarketWorkerFailure): Error {
+  if (record.location !== undefined && record.reason !== undefined) {
+    return new DatabaseUnavailableError(record.location, record.reason);
+  }
+  const error = new Error(record.message);
+  error.name = record.name;
+  return error;
+}
 
 export class MarketWorkerClient implements MarketEngine {
   private worker: Worker | null = null;
@@ -73,9 +89,7 @@ export class MarketWorkerClient implements MarketEngine {
       this.pending.set(id, {
         settle: (message) => {
           if (message.type !== 'failed') return resolve(message);
-          const error = new Error(message.error.message);
-          error.name = message.error.name;
-          reject(error);
+          reject(failureOf(message.error));
         },
         reject,
       });

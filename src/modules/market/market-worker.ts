@@ -15,6 +15,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore, type SharedStoreOptions } from '../../platform/db/database.ts';
+import { DatabaseUnavailableError } from '../../platform/db/errors.ts';
+import { type ErrorRecord, errorRecord } from '../../platform/worker/thread-data.ts';
 import { lowerThisThreadPriority } from '../../platform/worker/threads.ts';
 import {
   type FiguresRequest,
@@ -41,15 +43,23 @@ export type ToMarketWorker =
 export type FromMarketWorker =
   | { type: 'built'; id: number; figures: SnapshotFigures[] }
   | { type: 'figures'; id: number; version: string; figures: SnapshotFigures }
-  | { type: 'failed'; id: number; error: { name: string; message: string } };
+  | { type: 'failed'; id: number; error: MarketWorkerFailure };
+
+export type MarketWorkerFailure = ErrorRecord & { location?: string; reason?: string };
 
 /** One connection: the worker reads one range at a time. */
 const POOL_SIZE = 1;
 
-function errorRecord(error: unknown): { name: string; message: string } {
-  return error instanceof Error
-    ? { name: error.name, message: error.message }
-    : { name: 'Error', message: String(error) };
+/**
+ * A failure as it crosses to the request thread: a database that cannot serve
+ * keeps its location and reason, so the client raises the same
+ * DatabaseUnavailableError (a 503 to callers) rather than a plain Error.
+ */
+function failureRecord(error: unknown): MarketWorkerFailure {
+  const record = errorRecord(error);
+  return error instanceof DatabaseUnavailableError
+    ? { ...record, location: error.location, reason: error.reason }
+    : record;
 }
 
 async function main(): Promise<void> {
@@ -85,13 +95,13 @@ async function main(): Promise<void> {
           figures: figuresFrom(installed, message.request, message.nowMs),
         });
       } catch (error) {
-        post({ type: 'failed', id, error: errorRecord(error) });
+        post({ type: 'failed', id, error: failureRecord(error) });
       }
       return;
     }
     build(message).then(
       (figures) => post({ type: 'built', id, figures }),
-      (error: unknown) => post({ type: 'failed', id, error: errorRecord(error) }),
+      (error: unknown) => post({ type: 'failed', id, error: failureRecord(error) }),
     );
   });
 }
