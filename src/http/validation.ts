@@ -125,6 +125,8 @@ function firstNonDecimal(
   const values = data as Record<string, unknown>;
   for (const [name, type] of numeric) {
     const value = values[name];
+    // Most declared parameters are absent from a request: no list is made for them.
+    if (value === undefined) continue;
     for (const item of Array.isArray(value) ? value : [value]) {
       if (typeof item !== 'string' || Number.isNaN(Number(item))) continue;
       if (!DECIMAL_NUMBER.test(item) || !Number.isFinite(Number(item))) {

@@ -204,6 +204,8 @@ export class SearchService {
    * rebuilding without pause on a core that requests need.
    */
   private readonly pacer = new RebuildPacer();
+  /** The index version text of the last data-version epoch it was read at (see indexVersion). */
+  private indexVersionOf: { epoch: object; version: string } | null = null;
   /** The running build loop (single-flight), until the index matches `latestVersion`. */
   private building: Promise<void> | null = null;
   /** The data version most recently asked for. */
@@ -407,8 +409,15 @@ export class SearchService {
    * rewrites the listing row, moving its search scope).
    */
   private async indexVersion(): Promise<string> {
+    // Every search asks: the text is built once per data-version epoch (a re-read of the scopes, at most
+    // one a second, or an invalidation), not per request.
+    const epoch = await this.dataVersion.epoch();
+    if (this.indexVersionOf?.epoch === epoch) return this.indexVersionOf.version;
     const times = await Promise.all(INDEX_SCOPES.map((scope) => this.dataVersion.changedAt(scope)));
-    return INDEX_SCOPES.map((scope, i) => `${scope}=${times[i]}`).join(';');
+    const version = INDEX_SCOPES.map((scope, i) => `${scope}=${times[i]}`).join(';');
+    // Read after `epoch`, so at least as new as it: a later epoch reads the version again.
+    this.indexVersionOf = { epoch, version };
+    return version;
   }
 
   /** The index to answer from (starting a build when the version moved), or null: SQL answers. */
