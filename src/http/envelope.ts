@@ -102,19 +102,27 @@ export function joinBuffers(parts: readonly Uint8Array[]): Buffer {
   return joined;
 }
 
-/** The same body as its chunks in order, for a writer that copies them once into something larger. */
-export function listBodyChunks(items: readonly Buffer[], meta: unknown): Buffer[] {
+/**
+ * The same body as its chunks in order, for a writer that copies them once
+ * into something larger; `metaJson` is the meta already serialized (the
+ * caller needs that text too).
+ */
+export function listBodyChunks(items: readonly Buffer[], metaJson: string): Buffer[] {
   const parts: Buffer[] = [DATA_LIST_OPEN];
   items.forEach((item, i) => {
     if (i > 0) parts.push(SEPARATOR);
     parts.push(item);
   });
-  parts.push(listTail(meta));
+  parts.push(listTailOf(metaJson));
   return parts;
 }
 
 function listTail(meta: unknown): Buffer {
-  return Buffer.from(`],"meta":${JSON.stringify(meta)}}`);
+  return listTailOf(JSON.stringify(meta));
+}
+
+function listTailOf(metaJson: string): Buffer {
+  return Buffer.from(`],"meta":${metaJson}}`);
 }
 
 const DATA_OPEN = Buffer.from('{"data":');

@@ -306,11 +306,13 @@ function specs(s: ToolServices): ToolSpec[] {
           capped.warnings,
         );
         // Parsed for the summary line (each cached row once); answered as the REST bytes.
+        // Serialized once: the answer's bytes, and (parsed back) the plain meta the summary reads.
+        const metaJson = JSON.stringify(meta);
         const body: ToolBody = {
           data: result.items.map(parsedFragment),
-          meta: JSON.parse(JSON.stringify(meta)) as ToolBody['meta'],
+          meta: JSON.parse(metaJson) as ToolBody['meta'],
         };
-        bodyJson.set(body, listBodyChunks(result.items, meta));
+        bodyJson.set(body, listBodyChunks(result.items, metaJson));
         return body;
       },
       summarize: (body, args) => summarizeListings(body, noun, areaNames(s.areaTree, args.areas)),
