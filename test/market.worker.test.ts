@@ -162,19 +162,25 @@ class ForgetfulEngine implements MarketEngine {
   }
 }
 
+/** A MarketService (market clock at TEST_NOW) over a fresh ForgetfulEngine, after its first build. */
+async function warmServiceOverForgetfulEngine(): Promise<{ engine: ForgetfulEngine; market: MarketService }> {
+  const clock = new ManualClock(NOW_MS);
+  const dataVersion = new DataVersion(store.db, clock);
+  const engine = new ForgetfulEngine();
+  const market = new MarketService(
+    engine,
+    areaTree,
+    clock,
+    dataVersion,
+    new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000),
+  );
+  await market.warm();
+  return { engine, market };
+}
+
 describe('MarketService over its engine', () => {
   it('builds again and answers when the engine lost its rows', async () => {
-    const clock = new ManualClock(NOW_MS);
-    const dataVersion = new DataVersion(store.db, clock);
-    const engine = new ForgetfulEngine();
-    const market = new MarketService(
-      engine,
-      areaTree,
-      clock,
-      dataVersion,
-      new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000),
-    );
-    await market.warm();
+    const { engine, market } = await warmServiceOverForgetfulEngine();
     expect(engine.builds).toBe(1);
     // A neighborhood: not among the snapshots a build computes, so this call asks the engine.
     const neighborhood = areaTree.records.find((a) => a.level === 2)!.id;
@@ -191,17 +197,7 @@ describe('MarketService over its engine', () => {
   });
 
   it('computes a snapshot that several callers miss at once only once', async () => {
-    const clock = new ManualClock(NOW_MS);
-    const dataVersion = new DataVersion(store.db, clock);
-    const engine = new ForgetfulEngine();
-    const market = new MarketService(
-      engine,
-      areaTree,
-      clock,
-      dataVersion,
-      new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000),
-    );
-    await market.warm();
+    const { engine, market } = await warmServiceOverForgetfulEngine();
     const neighborhood = areaTree.records.find((a) => a.level === 2)!.id;
     const request = { listingType: 'sale' as const, areaId: neighborhood, bedrooms: 2 };
     const answers = await Promise.all(
