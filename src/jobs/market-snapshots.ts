@@ -31,6 +31,7 @@ import { median } from '../modules/market/statistics.ts';
 import { type Clock, DAY_MS, HOUR_MS, isoDate } from '../platform/clock.ts';
 import type { Database, MarketDailySnapshotsTable } from '../platform/db/tables.ts';
 import { type JobEnvironment, type JobProgress, PeriodicJob } from '../platform/jobs/periodic-job.ts';
+import { yieldToEventLoop } from '../platform/yield.ts';
 import type { AreaTree } from '../reference/areas.ts';
 
 /** Days of history the backfill covers: trends reach back 24 months. */
@@ -370,10 +371,6 @@ export function priceOn(
 
 /** Listings (and groups) handled between yields to the event loop while computing a day. */
 const YIELD_EVERY = 4096;
-
-function yieldToEventLoop(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
-}
 
 /**
  * One day's rows for every (type, area, bucket) with inventory or new listings.

@@ -38,6 +38,7 @@
 import { CLOSE_EVENT_TYPE, type ListingEventType } from '../../domain/events.ts';
 import { type Clock, DAY_MS } from '../../platform/clock.ts';
 import type { ListingRow } from '../../platform/db/tables.ts';
+import { yieldToEventLoop } from '../../platform/yield.ts';
 import type { UpstreamBuilding, UpstreamListing } from '../../upstream/source.ts';
 import {
   arrivalsOn,
@@ -222,7 +223,7 @@ export class MarketSimulator {
   static async create(options: MarketSimulatorOptions): Promise<MarketSimulator> {
     const simulator = new MarketSimulator(options, false);
     for (const _ of simulator.rebuild(options.start.getTime())) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
     }
     return simulator;
   }

@@ -26,6 +26,7 @@ import {
   type NewPhoto,
   type NewPriceEvent,
 } from '../../platform/db/tables.ts';
+import { yieldToEventLoop } from '../../platform/yield.ts';
 import type { UpstreamListing } from '../../upstream/source.ts';
 import { diffListing, type StoredListing } from './listing-diff.ts';
 
@@ -124,7 +125,7 @@ export class ListingWriter {
     for (const l of listings) unique.set(l.listing.id, l);
     const all = [...unique.values()];
     for (let i = 0; i < all.length; i += batchSize) {
-      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (i > 0) await yieldToEventLoop();
       addSummary(total, await this.applyBatch(all.slice(i, i + batchSize), now));
     }
     return total;

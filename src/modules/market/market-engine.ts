@@ -15,6 +15,7 @@
 import type { Kysely } from 'kysely';
 import type { ListingType } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import { yieldToEventLoop } from '../../platform/yield.ts';
 import { computeSnapshot, type MarketRow, type SnapshotFigures } from './snapshot.ts';
 
 /** One snapshot's parameters, with the area already expanded to itself and its descendants. */
@@ -58,10 +59,6 @@ const AREAS_PER_QUERY = 4;
 export interface MarketRows {
   version: string;
   rows: Record<ListingType, MarketRow[]>;
-}
-
-export function yieldToEventLoop(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /** Reads the ACTIVE rows of both types for `version` (see loadActiveMarketRows). */

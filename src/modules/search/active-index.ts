@@ -9,6 +9,7 @@ import {
   nyDayNumber,
 } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import { yieldToEventLoop } from '../../platform/yield.ts';
 import { candidateBox, distanceFrom, type GeoCriteria, MAX_RADIUS_M, type NearCircle } from './search.geo.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
@@ -72,7 +73,7 @@ class Slicer {
 
   async yield(): Promise<void> {
     if (this.sliceMs === Number.POSITIVE_INFINITY) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await yieldToEventLoop();
     this.deadline = performance.now() + this.sliceMs;
   }
 
