@@ -78,11 +78,32 @@ export interface AccessOptions {
   publicUrl: string;
 }
 
+export interface QuotaPeriod {
+  readonly id: string;
+  readonly start: Date;
+  readonly end: Date;
+}
+
 /** `YYYY-MM` of the UTC calendar month, and its bounds. */
-export function quotaPeriod(now: Date): { id: string; start: Date; end: Date } {
+export function quotaPeriod(now: Date): QuotaPeriod {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   return { id: start.toISOString().slice(0, 7), start, end };
+}
+
+/**
+ * `quotaPeriod` for a clock read on every metered request: the month is kept
+ * while the clock stays inside it (a fake clock may move either way; any
+ * instant outside the kept month computes it again).
+ */
+function quotaPeriodsOf(clock: Clock): () => QuotaPeriod {
+  let kept: QuotaPeriod | null = null;
+  return () => {
+    const now = clock.now();
+    const at = now.getTime();
+    if (kept === null || at < kept.start.getTime() || at >= kept.end.getTime()) kept = quotaPeriod(now);
+    return kept;
+  };
 }
 
 export function anonymousCallerFor(ip: string, limits: TierLimits): Caller {
@@ -123,7 +144,7 @@ async function unavailableOnFailure<T>(request: FastifyRequest, call: () => Prom
 export interface QuotaStanding {
   quota: QuotaDecision;
   /** The quota month (UTC) the call fell in. */
-  period: { id: string; start: Date; end: Date };
+  period: QuotaPeriod;
   /** True when this call was counted (its tier may make it); false when the count was only read. */
   charged: boolean;
 }
@@ -158,9 +179,10 @@ export interface Metering {
 
 export function createMetering(options: Pick<AccessOptions, 'limits' | 'tierLimits' | 'clock'>): Metering {
   const { limits, tierLimits, clock } = options;
+  const currentPeriod = quotaPeriodsOf(clock);
   const metering: Metering = {
     async count(request, caller, minTier) {
-      const period = quotaPeriod(clock.now());
+      const period = currentPeriod();
       if (tierRank(caller.tier) < tierRank(minTier)) return metering.peek(request, caller);
       const tierLimit = tierLimits[caller.tier];
       const quota = await unavailableOnFailure(request, () =>
@@ -169,7 +191,7 @@ export function createMetering(options: Pick<AccessOptions, 'limits' | 'tierLimi
       return { quota, period, charged: true };
     },
     async peek(request, caller) {
-      const period = quotaPeriod(clock.now());
+      const period = currentPeriod();
       const used = await unavailableOnFailure(request, () => limits.quota.used(caller.bucket, period.id));
       return { quota: { allowed: true, used }, period, charged: false };
     },
