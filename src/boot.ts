@@ -67,7 +67,12 @@ export async function seedDemoIfEmpty(
   store: Store,
   config: Config,
   log: (line: string) => void,
-  options: { replace?: boolean; onProgress?: (done: number, total: number, phase: string) => void } = {},
+  options: {
+    replace?: boolean;
+    onProgress?: (done: number, total: number, phase: string) => void;
+    /** Ends the load between two of its transactions (see LoadDemoOptions.signal). */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<boolean> {
   if (!config.demo.enabled) return false;
   const interrupted = await isDemoLoadInterrupted(store);
@@ -84,8 +89,8 @@ export async function seedDemoIfEmpty(
       options.onProgress?.(done, total, phase);
     },
     replace: options.replace === true || interrupted,
-  });
-  progress.stop();
+    ...(options.signal ? { signal: options.signal } : {}),
+  }).finally(() => progress.stop());
   log(
     `Demo market loaded in ${(result.ms / 1000).toFixed(1)} s: ${result.listings} listings, ${result.buildings} buildings.`,
   );
@@ -142,6 +147,13 @@ export interface StartServerOptions {
    * one line `npm start` prints.
    */
   onStarting?: (url: string) => void;
+  /**
+   * Aborted when the process is asked to stop while it starts (a signal during
+   * the demo load, say): the start ends at its next step — the demo load
+   * between two of its transactions — closes what it opened, and rejects with
+   * the signal's reason. Once the application serves, stopping is `close()`'s.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -175,55 +187,75 @@ async function startBehind(
   readiness: ReadinessRegistry,
   options: StartServerOptions,
 ): Promise<RunningServer> {
-  // The request thread never checkpoints SQLite's log: the jobs worker does (wal-checkpoints.ts).
-  const store = await openConfiguredStore(config, { walCheckpoints: 'background' });
-  await prepareStore(store);
-  readiness.mark('schema');
-  const limitsLease = await claimEmbeddedLimits(store, config);
-  options.onStarting?.(listener.url);
-  await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`), {
-    onProgress: (done, total) =>
-      readiness.mark('demo', false, `loading ${total > 0 ? Math.floor((done / total) * 100) : 0}%`),
-  });
-  readiness.mark('demo');
-  const upstream = await openUpstream(config, store);
-  // Without an upstream the market clock still resumes where the store's data left off (at 1×).
-  const marketClock = upstream?.marketClock ?? (await openMarketClock(store));
-  const composition = await compose({
-    config,
-    store,
-    marketClock,
-    ...(upstream ? { upstream } : {}),
-    ...(limitsLease ? { limitsLease } : {}),
-    readiness,
-    jobsWorker: { ...(upstream ? { upstreamUrl: () => upstreamAddress(upstream, config) } : {}) },
-  });
-  readiness.mark('searchIndex');
-  readiness.mark('marketCaches');
-  const app = await buildApp(composition.services, { serverFactory: listener.serverFactory });
-  await app.ready();
-  listener.serve();
-  app.log.info(`Server listening at ${listener.url}`);
-  await composition.jobs.start();
-  const clockMark = keepMarketClockMark(store, marketClock, systemClock);
-  return {
-    app,
-    store,
-    url: listener.url,
-    jobs: composition.jobs,
-    upstream,
-    close: async () => {
-      await composition.jobs.stop();
-      // No new connections; the application ends its streams and answers what is in flight.
-      const closed = listener.close();
-      await app.close();
-      await closed;
-      await composition.close();
-      await upstream?.close();
-      await clockMark.stop();
-      await store.close();
-    },
-  };
+  const { signal } = options;
+  // What this start opened, closed in reverse order when it fails or is stopped before serving.
+  const opened: Array<() => Promise<void>> = [];
+  try {
+    // The request thread never checkpoints SQLite's log: the jobs worker does (wal-checkpoints.ts).
+    const store = await openConfiguredStore(config, { walCheckpoints: 'background' });
+    opened.push(() => store.close());
+    await prepareStore(store);
+    readiness.mark('schema');
+    signal?.throwIfAborted();
+    const limitsLease = await claimEmbeddedLimits(store, config);
+    if (limitsLease) opened.push(() => limitsLease.release());
+    options.onStarting?.(listener.url);
+    await seedDemoIfEmpty(store, config, (line) => process.stderr.write(`${line}\n`), {
+      onProgress: (done, total) =>
+        readiness.mark('demo', false, `loading ${total > 0 ? Math.floor((done / total) * 100) : 0}%`),
+      ...(signal ? { signal } : {}),
+    });
+    readiness.mark('demo');
+    signal?.throwIfAborted();
+    const upstream = await openUpstream(config, store);
+    if (upstream) opened.push(() => upstream.close());
+    // Without an upstream the market clock still resumes where the store's data left off (at 1×).
+    const marketClock = upstream?.marketClock ?? (await openMarketClock(store));
+    const composition = await compose({
+      config,
+      store,
+      marketClock,
+      ...(upstream ? { upstream } : {}),
+      ...(limitsLease ? { limitsLease } : {}),
+      readiness,
+      jobsWorker: { ...(upstream ? { upstreamUrl: () => upstreamAddress(upstream, config) } : {}) },
+    });
+    opened.push(() => composition.close());
+    readiness.mark('searchIndex');
+    readiness.mark('marketCaches');
+    signal?.throwIfAborted();
+    const app = await buildApp(composition.services, { serverFactory: listener.serverFactory });
+    await app.ready();
+    signal?.throwIfAborted();
+    listener.serve();
+    app.log.info(`Server listening at ${listener.url}`);
+    await composition.jobs.start();
+    const clockMark = keepMarketClockMark(store, marketClock, systemClock);
+    return {
+      app,
+      store,
+      url: listener.url,
+      jobs: composition.jobs,
+      upstream,
+      close: async () => {
+        await composition.jobs.stop();
+        // No new connections; the application ends its streams and answers what is in flight.
+        const closed = listener.close();
+        await app.close();
+        await closed;
+        await composition.close();
+        await upstream?.close();
+        await clockMark.stop();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    for (const close of opened.reverse()) {
+      // The start's own error is the one to report; a closer that fails too adds nothing to it.
+      await close().catch(() => undefined);
+    }
+    throw error;
+  }
 }
 
 /** Where the upstream answers: the in-process simulator once started, or the configured feed. */

@@ -1,15 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { createRefresher } from './app.ts';
-import {
-  openConfiguredStore,
-  openPreparedStore,
-  prepareStore,
-  seedDemoIfEmpty,
-  startServer,
-} from './boot.ts';
+import { openConfiguredStore, openPreparedStore, prepareStore, seedDemoIfEmpty } from './boot.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { registerOriginCommand } from './demo/simulator/origin.cli.ts';
 import { PipelineCliError, registerPipelineCommands } from './jobs/refresh/pipeline.cli.ts';
+import { launchService } from './launcher.ts';
 import { DataVersion } from './modules/freshness/data-version.ts';
 import { KeysCliError, registerKeysCommands } from './modules/keys/keys.cli.ts';
 import { LocalSubscriptionProvider } from './modules/keys/subscriptions.ts';
@@ -49,10 +44,14 @@ export function buildCli(): Command {
     .description('run the HTTP service (what `npm start` does)')
     .option('--host <host>', 'listen address (env HOST)')
     .option('--port <port>', 'listen port (env PORT)', intOption)
-    .action(async (opts: { host?: string; port?: number }) => {
-      const cfg = config({ HOST: opts.host, PORT: opts.port?.toString() });
-      await startServer(cfg);
-      log(`Stoop is listening on ${cfg.publicUrl}`);
+    .action((opts: { host?: string; port?: number }) => {
+      const env = { ...process.env };
+      if (opts.host !== undefined) env.HOST = opts.host;
+      if (opts.port !== undefined) env.PORT = String(opts.port);
+      // A bad setting is this command's one-line error, before any process starts.
+      loadConfig(env, packageVersion());
+      // The same process, flags and signal handling as `npm start` (src/launcher.ts).
+      launchService(env);
     });
 
   program

@@ -1,18 +1,71 @@
 /**
- * `npm start` (src/start.ts) runs the service in a Node process started with
- * the flags it needs (src/runtime-flags.ts), passes signals on, and exits as
- * the service did.
+ * `npm start` (src/start.ts) and `stoop serve` run the service in a Node
+ * process started with the flags it needs (src/runtime-flags.ts), pass signals
+ * on, and exit as the service did; the service stops gracefully on SIGTERM
+ * whether it serves or is still starting.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { serviceNodeFlags } from '../src/runtime-flags.ts';
 import { freePort, isolatedLimitsEnv, serverStore, startServerProcess } from './support/server-process.ts';
 
 const place = serverStore('launcher');
+const loading = serverStore('launcher-loading');
 
 afterAll(() => {
   rmSync(place.dataDir, { recursive: true, force: true });
+  rmSync(loading.dataDir, { recursive: true, force: true });
 });
+
+/** Processes a test started, killed with their children if the test fails before ending them. */
+const started: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of started.splice(0)) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    // The launchers pass SIGTERM on; SIGKILL would leave their children behind.
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  }
+});
+
+/** `node <args>` in the repository with `env` added, its stderr kept. */
+function spawnNode(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, args, {
+    cwd: new URL('..', import.meta.url),
+    env: { ...process.env, ...env, HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  started.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return { child, stderr: () => stderr };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | null]> {
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/v1/health`);
+    await response.arrayBuffer();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
 
 describe('serviceNodeFlags', () => {
   it('leaves the request thread a core of its own: one V8 helper per further core, at least one, at most four', () => {
@@ -50,7 +103,7 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
       timeoutMs: 60_000,
     });
     const launcher = server.child;
-    // main.ts handles signals once booted (before, SIGTERM ends it as the default action does).
+    // Served: the SIGTERM below tests the graceful close (a start stopped early is tested further down).
     while (!server.stderr().includes('Stoop is serving')) await new Promise((r) => setTimeout(r, 50));
     const [service, ...others] = childCommandLines(launcher.pid!);
     expect(others).toEqual([]);
@@ -69,4 +122,68 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
     // The service shut down with it: its port no longer answers.
     await expect(fetch(`${server.url}/v1/health`)).rejects.toThrow();
   }, 90_000);
+
+  it('`stoop serve` runs the same service process with the same flags, and a SIGTERM to `stoop` ends it with exit code 0', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const stoop = spawnNode(['bin/stoop.js', 'serve', '--port', String(port)], {
+      ...place.env,
+      ...isolatedLimitsEnv(),
+    });
+    const exit = exitOf(stoop.child);
+    await until(() => stoop.stderr().includes('Stoop is serving'), 60_000, `"serving" (${stoop.stderr()})`);
+    // bin/stoop.js → the CLI → the service, started with the service flags.
+    const [cli, ...otherClis] = childCommandLines(stoop.child.pid!);
+    expect(otherClis).toEqual([]);
+    expect(cli).toEqual(expect.arrayContaining([expect.stringMatching(/src\/cli\.ts$/), 'serve']));
+    const cliPid = Number(
+      readFileSync(`/proc/${stoop.child.pid}/task/${stoop.child.pid}/children`, 'utf8').trim(),
+    );
+    const [service] = childCommandLines(cliPid);
+    expect(service).toEqual(
+      expect.arrayContaining([...serviceNodeFlags(), expect.stringMatching(/src\/main\.ts$/)]),
+    );
+    expect(await answers(url)).toBe(true);
+
+    stoop.child.kill('SIGTERM');
+    expect(await exit).toEqual([0, null]);
+    expect(await answers(url)).toBe(false);
+  }, 90_000);
+
+  it('a SIGTERM while the demo market loads stops the start, exits 0, and the next start loads the market again', async () => {
+    const env = {
+      ...loading.env,
+      ...isolatedLimitsEnv(),
+      DEMO: 'true',
+      DEMO_SCALE: '0.1',
+      DEMO_UPSTREAM: 'false',
+    };
+    const port = await freePort();
+    const first = spawnNode(['--import', 'tsx', 'src/start.ts'], { ...env, PORT: String(port) });
+    const firstExit = exitOf(first.child);
+    await until(() => first.stderr().includes('Loading the synthetic demo market'), 60_000, 'the demo load');
+    const signalled = performance.now();
+    first.child.kill('SIGTERM');
+    expect(await firstExit).toEqual([0, null]);
+    expect(first.stderr()).toContain('received SIGTERM while starting');
+    expect(first.stderr()).not.toContain('Stoop is serving');
+    // One loader transaction at most, not the rest of the load.
+    expect(performance.now() - signalled).toBeLessThan(15_000);
+    expect(await answers(`http://127.0.0.1:${port}`)).toBe(false);
+
+    const second = await startServerProcess({
+      port: await freePort(),
+      env,
+      entry: 'src/start.ts',
+      timeoutMs: 90_000,
+    });
+    try {
+      expect(second.stderr()).toContain('An earlier demo market load did not finish');
+      const search = await fetch(`${second.url}/v1/search/rentals?perPage=1`);
+      expect(search.status).toBe(200);
+      await search.arrayBuffer();
+    } finally {
+      await second.stop();
+    }
+  }, 180_000);
 });

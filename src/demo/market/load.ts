@@ -30,6 +30,12 @@ export interface LoadDemoOptions {
   onProgress?: (done: number, total: number, phase: string) => void;
   /** Delete an existing market first instead of refusing to load over it. */
   replace?: boolean;
+  /**
+   * Stops the load between two transactions, rejecting with the signal's
+   * reason: what was written stays, with the marker that makes the next start
+   * load the market again (`isDemoLoadInterrupted`).
+   */
+  signal?: AbortSignal;
 }
 
 export interface LoadDemoResult {
@@ -286,6 +292,7 @@ export async function loadDemoMarket(store: Store, options: LoadDemoOptions): Pr
   const stream = generator.listings();
   let exhausted = false;
   while (!exhausted) {
+    options.signal?.throwIfAborted();
     await store.db.transaction().execute(async (trx) => {
       let inTransaction = 0;
       while (inTransaction < LISTINGS_PER_TRANSACTION) {
