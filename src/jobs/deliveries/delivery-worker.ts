@@ -45,6 +45,7 @@ import {
   resolveDestination,
   systemResolver,
 } from '../../platform/outbound/destination.ts';
+import { yieldToEventLoop } from '../../platform/yield.ts';
 import type { AreaTree } from '../../reference/areas.ts';
 import { fanOutBatch } from './fan-out.ts';
 import { DISABLE_AFTER_FAILING_MS, nextRetryDelay, RETRY_SCHEDULE_MS, retryAfterMs } from './retry-policy.ts';
@@ -243,7 +244,7 @@ export class WebhookDeliveryWorker {
         if ((await fanOutBatch(db, dialect, areaTree, wallClock.now().toISOString())) === 0) break;
         worked = true;
         // SQLite runs on this thread: let requests in between two batches.
-        await new Promise((resolve) => setImmediate(resolve));
+        await yieldToEventLoop();
       }
       const nowMs = wallClock.now().getTime();
       if (Math.abs(nowMs - this.lastLapsedCheck) >= LAPSED_CLAIMS_EVERY_MS) {

@@ -12,11 +12,10 @@
  *   until then (MarketService rebuilds and asks again).
  * - The worker never keeps the process alive (unref'd); close() ends it.
  */
-import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { SharedStoreOptions } from '../../platform/db/database.ts';
 import { DatabaseUnavailableError } from '../../platform/db/errors.ts';
-import { endWorker, startModuleWorker } from '../../platform/worker/threads.ts';
+import { RequestWorker, type WithoutId } from '../../platform/worker/request-worker.ts';
 import type { FiguresRequest, MarketEngine, VersionedFigures } from './market-engine.ts';
 import type {
   FromMarketWorker,
@@ -27,11 +26,6 @@ import type {
 import type { SnapshotFigures } from './snapshot.ts';
 
 const WORKER_MODULE = new URL('./market-worker.ts', import.meta.url).href;
-
-type Settle = (message: FromMarketWorker) => void;
-
-/** Distributes `ToMarketWorker` without `id` over the union's members. */
-type Request = ToMarketWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
 
 /** The worker's failure as an error of this thread: a database that cannot serve stays a DatabaseUnavailableError. */
 export function failureOf(record: MarketWorkerFailure): Error {
@@ -44,16 +38,16 @@ export function failureOf(record: MarketWorkerFailure): Error {
 }
 
 export class MarketWorkerClient implements MarketEngine {
-  private worker: Worker | null = null;
-  private readonly pending = new Map<number, { settle: Settle; reject: (error: Error) => void }>();
-  private nextId = 1;
-  private closed = false;
+  private readonly worker: RequestWorker<ToMarketWorker, FromMarketWorker>;
 
-  constructor(
-    private readonly store: SharedStoreOptions,
-    private readonly areaIds: readonly number[],
-    private readonly log: Pick<Logger, 'warn'>,
-  ) {}
+  constructor(store: SharedStoreOptions, areaIds: readonly number[], log: Pick<Logger, 'warn'>) {
+    this.worker = new RequestWorker({
+      name: 'the market worker',
+      init: (): MarketWorkerInit => ({ entry: WORKER_MODULE, store, areaIds }),
+      closeMessage: { type: 'close' } satisfies ToMarketWorker,
+      onError: (error) => log.warn({ err: error }, 'market worker failed; it is replaced on the next call'),
+    });
+  }
 
   async build(
     version: string,
@@ -72,56 +66,14 @@ export class MarketWorkerClient implements MarketEngine {
   }
 
   /** Ends the worker (calls in flight reject). */
-  async close(): Promise<void> {
-    this.closed = true;
-    const worker = this.worker;
-    if (!worker) return;
-    this.worker = null;
-    this.rejectAll(new Error('the market worker was closed'));
-    await endWorker(worker, { type: 'close' } satisfies ToMarketWorker, 5_000);
+  close(): Promise<void> {
+    return this.worker.close();
   }
 
-  private ask(request: Request): Promise<FromMarketWorker> {
-    if (this.closed) return Promise.reject(new Error('the market worker is closed'));
-    const worker = this.worker ?? this.spawn();
-    const id = this.nextId++;
-    return new Promise<FromMarketWorker>((resolve, reject) => {
-      this.pending.set(id, {
-        settle: (message) => {
-          if (message.type !== 'failed') return resolve(message);
-          reject(failureOf(message.error));
-        },
-        reject,
-      });
-      worker.postMessage({ ...request, id } as ToMarketWorker);
+  private ask(request: WithoutId<ToMarketWorker>): Promise<FromMarketWorker> {
+    return this.worker.request(request, (message) => {
+      if (message.type === 'failed') throw failureOf(message.error);
+      return message;
     });
-  }
-
-  private spawn(): Worker {
-    const init: MarketWorkerInit = { entry: WORKER_MODULE, store: this.store, areaIds: this.areaIds };
-    const worker = startModuleWorker(init);
-    worker.unref();
-    this.worker = worker;
-    worker.on('message', (message: FromMarketWorker) => {
-      const pending = this.pending.get(message.id);
-      this.pending.delete(message.id);
-      pending?.settle(message);
-    });
-    let failure: Error | null = null;
-    worker.on('error', (error) => {
-      failure = error;
-      this.log.warn({ err: error }, 'market worker failed; it is replaced on the next call');
-    });
-    worker.on('exit', (code) => {
-      if (this.worker !== worker) return;
-      this.worker = null;
-      this.rejectAll(failure ?? new Error(`the market worker exited (code ${code})`));
-    });
-    return worker;
-  }
-
-  private rejectAll(error: Error): void {
-    for (const { reject } of this.pending.values()) reject(error);
-    this.pending.clear();
   }
 }
