@@ -22,8 +22,9 @@ afterAll(async () => {
 
 function configWith(env: Record<string, string>) {
   return loadConfig({
-    ...place.env,
     ...isolatedLimitsEnv(),
+    // After the limits settings: the store this test opens itself is the one in `place`.
+    ...place.env,
     DEMO_UPSTREAM: 'false',
     HOST: '127.0.0.1',
     PORT: '0',
