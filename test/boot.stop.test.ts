@@ -46,7 +46,7 @@ async function answers(url: string): Promise<boolean> {
 
 describe('a start asked to stop', () => {
   it('ends the demo load between transactions, closes the port, lease and store, and the next start loads again', async () => {
-    const config = configWith({ DEMO: 'true', DEMO_SCALE: '0.05' });
+    const config = configWith({ DEMO: 'true', DEMO_SCALE: '0.02' });
     const stop = new AbortController();
     const reason = new Error('stop requested');
     let url = '';
