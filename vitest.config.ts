@@ -64,6 +64,10 @@ const DIALECT_INDEPENDENT = [
   // in keys.*.test.ts and opendata.import.*.test.ts.
   'test/keys.cli.test.ts',
   'test/opendata.cli.test.ts',
+  // The launchers and signals (process-level; how a stopped start closes its store runs on both
+  // dialects in boot.stop.test.ts), and the worker-thread request client (no store).
+  'test/start.launcher.test.ts',
+  'test/worker.request.test.ts',
 ];
 const postgresPass = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
 

@@ -161,6 +161,15 @@ describe('tools', () => {
       const meta = (result.structuredContent as { meta: { perPage: number; total: number } }).meta;
       expect(meta.perPage).toBe(tier === 'FREE' ? 10 : 25);
       expect(text(result)).toMatch(/of [\d,]+ rentals in .*page 1 of \d+/);
+      // The summary line names the page's cheapest listing (sorted by price: the first row).
+      const first = (
+        rest as { data: { id: string; price: number; address: { street: string; unit: string | null } }[] }
+      ).data[0]!;
+      const street = first.address.unit
+        ? `${first.address.street} #${first.address.unit}`
+        : first.address.street;
+      expect(text(result)).toContain(`; cheapest $${first.price.toLocaleString('en-US')} at ${street}`);
+      expect(text(result)).toContain(`(id ${first.id})`);
       await client.close();
     }
   });

@@ -245,19 +245,24 @@ function checkId(what: 'Listing' | 'Building', sent: unknown): string {
 }
 
 /**
- * Listing rows arrive as cached JSON fragments (one Buffer per listing and data
- * version); each is parsed once for `structuredContent`, not on every call.
- * Parsed rows are shared between calls and never mutated.
+ * What a search answer's summary line reads of each listing (./summarizeListings):
+ * listing rows arrive as cached JSON fragments (one Buffer per listing and
+ * data version), each parsed once, of which only these fields are kept — the
+ * whole parsed row of every listing the cache holds would be kept alive
+ * beside its bytes for nothing (about 22 MB at the demo's full scale). Shared
+ * between calls and never mutated. The answer itself is the fragments' bytes.
  */
-const parsedFragments = new WeakMap<Buffer, unknown>();
+const summaryFieldsOf = new WeakMap<Buffer, ListingRow>();
 
-function parsedFragment(fragment: Buffer): unknown {
-  let parsed = parsedFragments.get(fragment);
-  if (parsed === undefined) {
-    parsed = JSON.parse(fragment.toString('utf8'));
-    parsedFragments.set(fragment, parsed);
+function summaryFields(fragment: Buffer): ListingRow {
+  let fields = summaryFieldsOf.get(fragment);
+  if (fields === undefined) {
+    const row = JSON.parse(fragment.toString('utf8')) as ListingRow;
+    fields = { id: row.id, price: row.price, areaName: row.areaName };
+    if (row.address) fields.address = { street: row.address.street, unit: row.address.unit };
+    summaryFieldsOf.set(fragment, fields);
   }
-  return parsed;
+  return fields;
 }
 
 /** Where a model finds the ids the detail tools take. */
@@ -305,11 +310,11 @@ function specs(s: ToolServices): ToolSpec[] {
           known,
           capped.warnings,
         );
-        // Parsed for the summary line (each cached row once); answered as the REST bytes.
+        // `data` holds what the summary line reads of each row; the answer is the REST bytes.
         // Serialized once: the answer's bytes, and (parsed back) the plain meta the summary reads.
         const metaJson = JSON.stringify(meta);
         const body: ToolBody = {
-          data: result.items.map(parsedFragment),
+          data: result.items.map(summaryFields),
           meta: JSON.parse(metaJson) as ToolBody['meta'],
         };
         bodyJson.set(body, listBodyChunks(result.items, metaJson));
