@@ -10,7 +10,7 @@ import { type RunningServer, startServer } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import { isDemoLoadInterrupted } from '../src/demo/market/load.ts';
 import { EMBEDDED_LIMITS_LEASE } from '../src/platform/limits/process-lease.ts';
-import { isolatedLimitsEnv, openServerStore, serverStore } from './support/server-process.ts';
+import { healthStatus, isolatedLimitsEnv, openServerStore, serverStore } from './support/server-process.ts';
 
 const place = serverStore('boot-stop');
 let server: RunningServer | undefined;
@@ -31,17 +31,6 @@ function configWith(env: Record<string, string>) {
     LOG_LEVEL: 'silent',
     ...env,
   });
-}
-
-/** Whether anything still accepts connections at `url`. */
-async function answers(url: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${url}/v1/health`);
-    await response.arrayBuffer();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('a start asked to stop', () => {
@@ -69,7 +58,7 @@ describe('a start asked to stop', () => {
     // A full load of this scale takes seconds; stopping takes one transaction at most.
     expect(performance.now() - started).toBeLessThan(20_000);
     expect(url).not.toBe('');
-    expect(await answers(url)).toBe(false);
+    expect(await healthStatus(url)).toBeNull();
 
     // The store was closed by the start (or this open would wait on its lock) and the lease released.
     const store = await openServerStore(place);
@@ -110,7 +99,7 @@ describe('a start asked to stop', () => {
       },
     }).catch((error: unknown) => error);
     expect(outcome).toBe(reason);
-    expect(await answers(url)).toBe(false);
+    expect(await healthStatus(url)).toBeNull();
     const store = await openServerStore(place);
     try {
       const leases = await store.db.selectFrom('process_leases').select('name').execute();

@@ -11,6 +11,7 @@ import { isDemoLoadInterrupted } from '../src/demo/market/load.ts';
 import { serviceNodeFlags } from '../src/runtime-flags.ts';
 import {
   freePort,
+  healthStatus,
   isolatedLimitsEnv,
   openServerStore,
   serverStore,
@@ -62,16 +63,6 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs: num
 
 function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | null]> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
-}
-
-async function answers(url: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${url}/v1/health`);
-    await response.arrayBuffer();
-    return response.ok;
-  } catch {
-    return false;
-  }
 }
 
 describe('serviceNodeFlags', () => {
@@ -150,11 +141,11 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
     expect(service).toEqual(
       expect.arrayContaining([...serviceNodeFlags(), expect.stringMatching(/src\/main\.ts$/)]),
     );
-    expect(await answers(url)).toBe(true);
+    expect(await healthStatus(url)).toBe(200);
 
     stoop.child.kill('SIGTERM');
     expect(await exit).toEqual([0, null]);
-    expect(await answers(url)).toBe(false);
+    expect(await healthStatus(url)).toBeNull();
   }, 90_000);
 
   it('a SIGTERM while the demo market loads stops the start and exits 0, leaving the load marked for the next start', async () => {
@@ -176,7 +167,7 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
     expect(first.stderr()).not.toContain('Stoop is serving');
     // One loader transaction at most, not the rest of the load.
     expect(performance.now() - signalled).toBeLessThan(15_000);
-    expect(await answers(`http://127.0.0.1:${port}`)).toBe(false);
+    expect(await healthStatus(`http://127.0.0.1:${port}`)).toBeNull();
 
     // Left for the next start to load again (the reload itself: boot.stop.test.ts).
     const store = await openServerStore(loading);

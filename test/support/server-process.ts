@@ -64,6 +64,17 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The status of `GET <url>/v1/health`, or null when nothing accepts the connection. */
+export async function healthStatus(url: string): Promise<number | null> {
+  try {
+    const response = await fetch(`${url}/v1/health`);
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A store that server processes (and the test) open by URL: on PostgreSQL the
  * run's database with a fresh `t_…` schema (dropped by the global teardown),
