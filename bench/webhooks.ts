@@ -501,11 +501,12 @@ export async function runLatencyBench(
     const origin = await startOriginProcess(demo, anchor, speed);
     origins.push(origin);
     const clock = new ScaledClock({ anchor, speed });
+    const dataVersion = new DataVersion(store.db, clock);
     const refresher = new Refresher({
       store,
       clock,
       source: new ResoListingSource({ url: origin.url, timeoutMs: 60_000 }),
-      dataVersion: new DataVersion(store.db, clock),
+      dataVersion,
       writeBatchSize: SERVING_BATCH_SIZE,
     });
 
@@ -525,6 +526,10 @@ export async function runLatencyBench(
     const firstSequence = await latestSequence(store.db);
     watch = new CommitWatch(store, firstSequence, 5);
     worker = serverLikeWorker(store, areaTree, log);
+    // As in the server (src/app.ts), each batch a refresh commits nudges the
+    // deliveries; without it the first delivery waited for the next poll.
+    const nudged = worker;
+    dataVersion.onInvalidate(() => nudged.nudge());
     worker.start();
 
     log(

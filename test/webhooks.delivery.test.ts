@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compose } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { ENDPOINT_WINDOW_MAX, EndpointWindows } from '../src/jobs/deliveries/endpoint-windows.ts';
 import { fanOutBatch } from '../src/jobs/deliveries/fan-out.ts';
 import { RETRY_SCHEDULE_MS } from '../src/jobs/deliveries/retry-policy.ts';
 import { claimNextDelivery } from '../src/modules/webhooks/webhooks.repository.ts';
@@ -277,8 +278,10 @@ describe('isolation', () => {
               );
               await fast.waitFor(5, 3000);
               expect(Date.now() - started).toBeLessThan(3000);
-              // The slow one has had one request at most (one in flight per endpoint), still unanswered.
+              // The slow one has had one request at most (its window stays at one while it has not answered).
               expect(slow.received.length).toBeLessThanOrEqual(1);
+              // The quick one's window opened past one, within its ceiling.
+              expect(fast.peakOpen()).toBeLessThanOrEqual(ENDPOINT_WINDOW_MAX);
             } finally {
               await t.ctx.webhookDelivery.stop();
             }
@@ -287,6 +290,81 @@ describe('isolation', () => {
       },
     );
   }, 15_000);
+});
+
+describe('endpoint windows', () => {
+  it('a burst to a quick endpoint goes several at a time, never past the ceiling, each event once', async () => {
+    await withReceiver(
+      () => ({ status: 200, delayMs: 25 }),
+      async (rx) => {
+        await subscribe(rx);
+        const events = 40;
+        await appendTestEvents(
+          t.store,
+          Array.from({ length: events }, (_, i) => ({ listingId: `burst-${i}` })),
+          now(),
+        );
+        t.ctx.webhookDelivery.start();
+        try {
+          await rx.waitFor(events, 5000);
+        } finally {
+          await t.ctx.webhookDelivery.stop();
+        }
+        expect(rx.peakOpen()).toBeGreaterThan(1);
+        expect(rx.peakOpen()).toBeLessThanOrEqual(ENDPOINT_WINDOW_MAX);
+        const ids = rx.received.map((r) => r.headers['webhook-id']);
+        expect(new Set(ids).size).toBe(events);
+        expect(rx.received.every((r) => r.verifiedWith === 0)).toBe(true);
+      },
+    );
+  });
+
+  it('an endpoint that fails gets one attempt at a time', async () => {
+    await withReceiver(
+      () => ({ status: 500, delayMs: 25 }),
+      async (rx) => {
+        const hook = await subscribe(rx);
+        const events = 12;
+        await appendTestEvents(
+          t.store,
+          Array.from({ length: events }, (_, i) => ({ listingId: `failing-${i}` })),
+          now(),
+        );
+        await t.ctx.webhookDelivery.drain();
+        // Every delivery had its first attempt (retries are not due yet), one after another.
+        expect(rx.received).toHaveLength(events);
+        expect(rx.peakOpen()).toBe(1);
+        const log = await deliveries(hook.id);
+        expect(log.filter((d) => d.status === 'pending' && d.attempts === 1)).toHaveLength(events);
+      },
+    );
+  });
+
+  it('opens by doubling on quick answers and closes to one on a failure or a slow answer', () => {
+    const windows = new EndpointWindows(8, 1000);
+    expect(windows.free('a')).toBe(1);
+    for (const expected of [2, 4, 8, 8]) {
+      windows.signal('a', windows.classifyAnswer(10));
+      expect(windows.windowOf('a')).toBe(expected);
+    }
+    windows.take('a', 3);
+    expect(windows.free('a')).toBe(5);
+    expect(windows.used).toBe(3);
+    windows.signal('a', windows.classifyAnswer(1000));
+    expect(windows.windowOf('a')).toBe(1);
+    // Three taken against a window of one: full, and no room is given out.
+    expect(windows.full()).toEqual(['a']);
+    expect(windows.free('a')).toBe(-2);
+    windows.signal('a', 'fast');
+    windows.signal('a', 'failed');
+    expect(windows.windowOf('a')).toBe(1);
+    windows.give('a', 3);
+    expect(windows.used).toBe(0);
+    expect(windows.full()).toEqual([]);
+    windows.signal('b', 'fast');
+    windows.forget('b');
+    expect(windows.windowOf('b')).toBe(1);
+  });
 });
 
 describe('durability', () => {

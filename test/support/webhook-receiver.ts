@@ -30,6 +30,8 @@ export interface WebhookReceiver {
   received: ReceivedDelivery[];
   /** The secrets deliveries are verified with (set after the subscription is created). */
   secrets: string[];
+  /** The most requests it has had open at once (arrived, not yet answered). */
+  peakOpen(): number;
   /** Resolves once `count` requests have arrived (rejects after `withinMs`). */
   waitFor(count: number, withinMs?: number): Promise<ReceivedDelivery[]>;
   close(): Promise<void>;
@@ -62,7 +64,14 @@ export async function startReceiver(
   const secrets: string[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   let n = 0;
+  let open = 0;
+  let peakOpen = 0;
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    open++;
+    peakOpen = Math.max(peakOpen, open);
+    response.once('close', () => {
+      open--;
+    });
     const chunks: Buffer[] = [];
     request.on('data', (c: Buffer) => chunks.push(c));
     request.on('end', () => {
@@ -98,6 +107,7 @@ export async function startReceiver(
     url: `http://127.0.0.1:${port}/hook`,
     received,
     secrets,
+    peakOpen: () => peakOpen,
     waitFor: (count, withinMs = 10_000) =>
       new Promise((resolve, reject) => {
         if (received.length >= count) return resolve(received);

@@ -7,9 +7,11 @@
  *   another worker is locking); a crashed worker's claims lapse and the
  *   deliveries are attempted again: at-least-once, deduplicated by receivers
  *   on `webhook-id`.
- * - **Isolation**: at most one attempt in flight per subscription in this
- *   process, within a bounded pool; claims are per subscription, earliest due
- *   first, so a slow or failing endpoint only ever occupies its own slot.
+ * - **Isolation**: each subscription has a window of attempts in flight in
+ *   this process (endpoint-windows.ts: one, opening up to eight while the
+ *   endpoint answers 2xx quickly, back to one on a failure or slow answer),
+ *   within a bounded pool; claims are per subscription, earliest due first,
+ *   so a slow or failing endpoint only ever occupies one slot.
  * - **Every attempt re-checks** the subscription (gone: dropped; inactive:
  *   cancelled) and its URL (shape and resolved addresses; the connection goes
  *   to the vetted address), then signs with the current secret, plus the
@@ -47,6 +49,7 @@ import {
 } from '../../platform/outbound/destination.ts';
 import { yieldToEventLoop } from '../../platform/yield.ts';
 import type { AreaTree } from '../../reference/areas.ts';
+import { ENDPOINT_WINDOW_MAX, type EndpointSignal, EndpointWindows } from './endpoint-windows.ts';
 import { fanOutBatch } from './fan-out.ts';
 import { DISABLE_AFTER_FAILING_MS, nextRetryDelay, RETRY_SCHEDULE_MS, retryAfterMs } from './retry-policy.ts';
 
@@ -66,8 +69,10 @@ export interface DeliveryWorkerOptions {
   /** Uniform in [0, 1): retry jitter. */
   random?: () => number;
   schedule?: readonly number[];
-  /** Attempts in flight at once in this process (one per subscription at most). */
+  /** Attempts in flight at once in this process (the pool). */
   concurrency?: number;
+  /** Most attempts in flight to one subscription (its window's ceiling); ENDPOINT_WINDOW_MAX unless told. */
+  endpointWindowMax?: number;
   /** How often the worker looks for new events and due deliveries while there is work, real ms. */
   pollMs?: number;
   /**
@@ -81,7 +86,7 @@ export interface DeliveryWorkerOptions {
 }
 
 interface InFlight {
-  deliveryId: string;
+  subscriptionId: string;
   abort: AbortController;
   done: Promise<void>;
 }
@@ -100,7 +105,10 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export class WebhookDeliveryWorker {
   private readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** Attempts in flight, by delivery id. */
   private readonly inFlight = new Map<string, InFlight>();
+  /** Slots per endpoint: attempts in flight and claims being made, within each one's window. */
+  private readonly windows: EndpointWindows;
   private readonly resolver: Resolver;
   private readonly connector: Connector;
   private readonly random: () => number;
@@ -135,6 +143,7 @@ export class WebhookDeliveryWorker {
     this.random = options.random ?? Math.random;
     this.schedule = options.schedule ?? RETRY_SCHEDULE_MS;
     this.concurrency = options.concurrency ?? 128;
+    this.windows = new EndpointWindows(options.endpointWindowMax ?? ENDPOINT_WINDOW_MAX);
     this.pollMs = options.pollMs ?? 250;
     this.idlePollMs = Math.max(this.pollMs, options.idlePollMs ?? 1000);
     this.gapMs = this.pollMs;
@@ -198,7 +207,7 @@ export class WebhookDeliveryWorker {
     }
   }
 
-  /** How many attempts this process has in flight (at most one per subscription). */
+  /** How many attempts this process has in flight. */
   inFlightCount(): number {
     return this.inFlight.size;
   }
@@ -255,27 +264,17 @@ export class WebhookDeliveryWorker {
         this.lastPrune = nowMs;
         await repo.pruneFinishedDeliveries(db, new Date(nowMs - DELIVERY_LOG_RETENTION_MS).toISOString());
       }
-      const room = this.concurrency - this.inFlight.size;
+      const room = this.concurrency - this.windows.used;
       if (room > 0) {
         const now = wallClock.now();
         const candidates = await repo.subscriptionsWithDueDeliveries(
           db,
           now.toISOString(),
-          [...this.inFlight.keys()],
+          this.windows.full(),
           room,
         );
         this.saturated = candidates.length >= room;
-        const claimedUntil = new Date(now.getTime() + this.timeoutMs + CLAIM_MARGIN_MS).toISOString();
-        const rows = await repo.claimNextDeliveries(
-          db,
-          dialect,
-          candidates,
-          now.toISOString(),
-          claimedUntil,
-          this.id,
-        );
-        for (const row of rows) this.launch(row);
-        if (rows.length > 0) worked = true;
+        if ((await this.claimAndLaunch(this.shareOut(candidates, room), now, false)) > 0) worked = true;
       }
       if (this.unavailable) log.info('webhook deliveries resumed');
       this.unavailable = false;
@@ -286,25 +285,79 @@ export class WebhookDeliveryWorker {
     return worked;
   }
 
-  /** Claims and launches the next due delivery of one subscription, if it has one. Never throws. */
-  private async claimNextOf(subscriptionId: string): Promise<void> {
-    if (this.inFlight.has(subscriptionId) || this.inFlight.size >= this.concurrency) return;
-    const { db, dialect, wallClock, log } = this.options;
+  /**
+   * The pool's room shared among `candidates` (earliest due first): a slot
+   * each, then what is left, one at a time in turn, up to each one's window.
+   */
+  private shareOut(candidates: readonly string[], room: number): repo.ClaimRequest[] {
+    const requests = candidates
+      .slice(0, room)
+      .map((subscriptionId) => ({ subscriptionId, count: 1, free: this.windows.free(subscriptionId) }))
+      .filter((r) => r.free > 0);
+    let left = room - requests.length;
+    for (let grew = true; left > 0 && grew; ) {
+      grew = false;
+      for (const r of requests) {
+        if (left === 0) break;
+        if (r.count < r.free) {
+          r.count++;
+          left--;
+          grew = true;
+        }
+      }
+    }
+    return requests.map(({ subscriptionId, count }) => ({ subscriptionId, count }));
+  }
+
+  /**
+   * Claims what `requests` ask for and launches each claimed delivery. The
+   * slots are taken before the claim's queries, so claims made at the same
+   * time never overfill a window or the pool. A refill (`whileRunning`) that
+   * finds the worker stopped meanwhile gives its claims back; a pass launches
+   * what it claimed either way (drain() runs passes on a stopped worker).
+   * Resolves to how many launched.
+   */
+  private async claimAndLaunch(
+    requests: readonly repo.ClaimRequest[],
+    now: Date,
+    whileRunning: boolean,
+  ): Promise<number> {
+    const { db, dialect } = this.options;
+    for (const r of requests) this.windows.take(r.subscriptionId, r.count);
+    let rows: WebhookDeliveryRow[] = [];
     try {
-      const now = wallClock.now();
-      const row = await repo.claimNextDelivery(
+      rows = await repo.claimNextDeliveries(
         db,
         dialect,
-        subscriptionId,
+        requests,
         now.toISOString(),
         new Date(now.getTime() + this.timeoutMs + CLAIM_MARGIN_MS).toISOString(),
         this.id,
       );
-      if (!row) return;
-      if (this.running && !this.inFlight.has(subscriptionId)) this.launch(row);
-      else await repo.releaseClaims(db, [row.id], this.id, now.toISOString());
+    } finally {
+      for (const r of requests) this.windows.give(r.subscriptionId, r.count);
+    }
+    if (whileRunning && !this.running) {
+      await repo.releaseClaims(
+        db,
+        rows.map((r) => r.id),
+        this.id,
+        now.toISOString(),
+      );
+      return 0;
+    }
+    for (const row of rows) this.launch(row);
+    return rows.length;
+  }
+
+  /** Claims and launches the next due deliveries of one subscription, as many as its window has room for. Never throws. */
+  private async claimNextOf(subscriptionId: string): Promise<void> {
+    const count = Math.min(this.windows.free(subscriptionId), this.concurrency - this.windows.used);
+    if (count <= 0) return;
+    try {
+      await this.claimAndLaunch([{ subscriptionId, count }], this.options.wallClock.now(), true);
     } catch (error) {
-      log.warn(
+      this.options.log.warn(
         { err: error, webhook: subscriptionId },
         'claiming a webhook delivery failed; the next pass retries',
       );
@@ -312,26 +365,36 @@ export class WebhookDeliveryWorker {
   }
 
   private launch(row: WebhookDeliveryRow): void {
+    const subscriptionId = row.subscription_id;
     const abort = new AbortController();
+    this.windows.take(subscriptionId);
+    let said: EndpointSignal | undefined;
     const done = this.attempt(row, abort.signal)
+      .then((signal) => {
+        said = signal;
+      })
       .catch((error: unknown) => {
         this.options.log.error({ err: error, delivery: row.id }, 'webhook delivery attempt failed');
       })
       .finally(() => {
-        this.inFlight.delete(row.subscription_id);
+        this.inFlight.delete(row.id);
+        this.windows.give(subscriptionId);
+        if (said) this.windows.signal(subscriptionId, said);
+        else this.windows.forget(subscriptionId);
         // While others may be waiting for a slot, a full pass shares the pool
         // out (earliest due first) once a quarter of it is free: one pass's
-        // queries per many attempts; otherwise this endpoint's next delivery
-        // follows at once, without a pass's queries.
+        // queries per many attempts; otherwise this endpoint's next deliveries
+        // follow at once, without a pass's queries.
         if (this.saturated) {
-          if (this.concurrency - this.inFlight.size >= Math.max(1, Math.floor(this.concurrency / 4)))
+          if (this.concurrency - this.windows.used >= Math.max(1, Math.floor(this.concurrency / 4)))
             this.passNow();
-        } else if (this.running) void this.claimNextOf(row.subscription_id);
+        } else if (this.running) void this.claimNextOf(subscriptionId);
       });
-    this.inFlight.set(row.subscription_id, { deliveryId: row.id, abort, done });
+    this.inFlight.set(row.id, { subscriptionId, abort, done });
   }
 
-  private async attempt(row: WebhookDeliveryRow, signal: AbortSignal): Promise<void> {
+  /** One attempt, its outcome recorded; says what it learnt of the endpoint (nothing when none was called). */
+  private async attempt(row: WebhookDeliveryRow, signal: AbortSignal): Promise<EndpointSignal | undefined> {
     const { db, wallClock } = this.options;
     const found = await repo.findSubscription(db, row.subscription_id);
     const startedAt = wallClock.now();
@@ -367,7 +430,7 @@ export class WebhookDeliveryWorker {
         `refused: ${destination.reason}`,
         undefined,
       );
-      return;
+      return 'failed';
     }
     const headers = {
       ...signDelivery(signingSecrets(subscription, startedAt), row.event_id, startedAt, row.payload),
@@ -404,7 +467,7 @@ export class WebhookDeliveryWorker {
         if (subscription.failingSince !== null) {
           await repo.updateSubscription(db, subscription.id, { failing_since: null });
         }
-        return;
+        return this.windows.classifyAnswer(latency);
       }
       const redirect =
         response.status >= 300 && response.status < 400
@@ -420,6 +483,7 @@ export class WebhookDeliveryWorker {
         `HTTP ${response.status}${redirect}${snippet ? `: ${snippet}` : ''}`,
         retryAfterMs(response.retryAfter, wallClock.now()),
       );
+      return 'failed';
     } catch (error) {
       if (error instanceof OutboundError && error.kind === 'aborted') {
         // Stopping: not an attempt; another pass (or process) takes it again.
@@ -434,6 +498,7 @@ export class WebhookDeliveryWorker {
             : `network error: ${error.message}`
           : `error: ${error instanceof Error ? error.message : String(error)}`;
       await this.recordFailure(row, subscription, startedAt, null, latency, message, undefined);
+      return 'failed';
     }
   }
 

@@ -206,7 +206,7 @@ export async function requeueDelivery(db: Db, id: string, at: string): Promise<b
 
 /**
  * Subscriptions with a delivery due at `now`, earliest due first, leaving out
- * `busy` ones (this worker has one in flight for them): each gets its own
+ * `busy` ones (this worker's window to them is full): each gets its own
  * claim, so one endpoint's backlog never holds up another's.
  */
 export async function subscriptionsWithDueDeliveries(
@@ -265,25 +265,36 @@ export async function claimNextDelivery(
   );
 }
 
+/** How many deliveries of one subscription a claim may take. */
+export interface ClaimRequest {
+  subscriptionId: string;
+  count: number;
+}
+
 /**
- * `claimNextDelivery` for each subscription listed, in one transaction: one
- * commit for a whole pass's claims instead of one per delivery (the same
- * per-row guarantees: SKIP LOCKED on PostgreSQL, one writer on SQLite).
+ * Up to `count` of each subscription's earliest due deliveries, claimed with
+ * `claimNextDelivery` one row at a time in one transaction: one commit for a
+ * whole pass's claims instead of one per delivery (the same per-row
+ * guarantees: SKIP LOCKED on PostgreSQL, one writer on SQLite; a row claimed
+ * earlier in the transaction is no longer pending, so it is not picked again).
  */
 export function claimNextDeliveries(
   db: Db,
   dialect: Dialect,
-  subscriptionIds: readonly string[],
+  requests: readonly ClaimRequest[],
   now: string,
   claimedUntil: string,
   worker: string,
 ): Promise<WebhookDeliveryRow[]> {
-  if (subscriptionIds.length === 0) return Promise.resolve([]);
+  if (requests.length === 0) return Promise.resolve([]);
   return db.transaction().execute(async (trx) => {
     const claimed: WebhookDeliveryRow[] = [];
-    for (const id of subscriptionIds) {
-      const row = await claimNextDelivery(trx, dialect, id, now, claimedUntil, worker);
-      if (row) claimed.push(row);
+    for (const { subscriptionId, count } of requests) {
+      for (let i = 0; i < count; i++) {
+        const row = await claimNextDelivery(trx, dialect, subscriptionId, now, claimedUntil, worker);
+        if (!row) break;
+        claimed.push(row);
+      }
     }
     return claimed;
   });
