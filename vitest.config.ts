@@ -11,6 +11,8 @@ import { SummaryLineReporter } from './test/support/summary-reporter.ts';
  */
 const DIALECT_INDEPENDENT = [
   'test/http.edge.test.ts',
+  // The bench's ratio arithmetic (pure functions).
+  'test/bench.report.test.ts',
   'test/fuzz.params.test.ts',
   'test/fuzz.bodies.test.ts',
   'test/access.tiers.test.ts',

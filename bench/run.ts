@@ -17,9 +17,11 @@ import { checkPipelineTargets, formatPipeline, runPipelineBench } from './pipeli
 import { createRng, type Rng } from './random.ts';
 import {
   type BenchReport,
+  BRACKET_PREFIX,
   checkTargets,
   formatTable,
   formatTargets,
+  isBracket,
   rate,
   type TargetCheck,
   writeReport,
@@ -28,6 +30,10 @@ import { runScenario, type ScenarioResult } from './runner.ts';
 import { baselineScenario, type Scenario, searchFiveAreasPath, serviceScenarios } from './scenarios.ts';
 import { killServiceNow, type RunningService, startService, stopService } from './service.ts';
 import { checkWebhookTargets, formatWebhooks, runWebhookBench, type WebhookBenchResult } from './webhooks.ts';
+
+/** The baseline between two scenarios: a short run (after a short warm-up) is enough to place it. */
+const BRACKET_SECONDS = 4;
+const BRACKET_WARMUP_SECONDS = 1;
 
 // Progress goes to stderr so stdout carries only the results (pipeable into a file or PR comment).
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -121,10 +127,13 @@ async function main(): Promise<void> {
   ).data
     .map((l) => l.leadPhotoKey)
     .filter((k): k is string => k !== null);
-  // Baseline first and last: drift during the run shows up as a gap between the two rows.
+  // Baseline first and last (drift over the run shows as a gap between the two rows), and a short
+  // one between every two scenarios: each scenario is rated against the baseline around it (report.ts).
   const plan: Scenario[] = [
     baselineScenario('baseline'),
-    ...serviceScenarios({ neighborhoods, photoKeys, ...ids }),
+    ...serviceScenarios({ neighborhoods, photoKeys, ...ids }).flatMap((scenario, i) =>
+      i === 0 ? [scenario] : [baselineScenario(`${BRACKET_PREFIX}${scenario.name}`), scenario],
+    ),
     baselineScenario('baseline-end'),
   ];
   // Scenarios that call as another tier get a key of their own (issued once per tier).
@@ -133,21 +142,24 @@ async function main(): Promise<void> {
     tierHeaders.set(tier, authHeaders(await keys.issue(tier)));
   }
   const rng = createRng(config.seed);
+  const bracket = (scenario: Scenario) => isBracket(scenario);
   const measure = (scenario: Scenario, url: string) =>
     runScenario(scenario, {
       url,
       connections: config.connections,
-      durationS: config.durationS,
-      warmupS: config.warmupS,
+      durationS: bracket(scenario) ? Math.min(BRACKET_SECONDS, config.durationS) : config.durationS,
+      warmupS: bracket(scenario) ? BRACKET_WARMUP_SECONDS : config.warmupS,
       headers: (scenario.tier && tierHeaders.get(scenario.tier)) || headers,
       rng,
     });
   const results: ScenarioResult[] = [];
   for (const scenario of plan) {
     const url = scenario.target === 'baseline' ? baseline.url : service.url;
-    log(
-      `▶ ${scenario.name}: ${config.warmupS} s warm-up + ${config.durationS} s at ${config.connections} connections…`,
-    );
+    if (bracket(scenario)) log(`  baseline again (${BRACKET_SECONDS} s)…`);
+    else
+      log(
+        `▶ ${scenario.name}: ${config.warmupS} s warm-up + ${config.durationS} s at ${config.connections} connections…`,
+      );
     const result = await measure(scenario, url);
     if (result.non2xx > 0 || result.errors > 0) {
       const codes = Object.entries(result.statusCodes)
