@@ -142,20 +142,19 @@ async function main(): Promise<void> {
     tierHeaders.set(tier, authHeaders(await keys.issue(tier)));
   }
   const rng = createRng(config.seed);
-  const bracket = (scenario: Scenario) => isBracket(scenario);
   const measure = (scenario: Scenario, url: string) =>
     runScenario(scenario, {
       url,
       connections: config.connections,
-      durationS: bracket(scenario) ? Math.min(BRACKET_SECONDS, config.durationS) : config.durationS,
-      warmupS: bracket(scenario) ? BRACKET_WARMUP_SECONDS : config.warmupS,
+      durationS: isBracket(scenario) ? Math.min(BRACKET_SECONDS, config.durationS) : config.durationS,
+      warmupS: isBracket(scenario) ? BRACKET_WARMUP_SECONDS : config.warmupS,
       headers: (scenario.tier && tierHeaders.get(scenario.tier)) || headers,
       rng,
     });
   const results: ScenarioResult[] = [];
   for (const scenario of plan) {
     const url = scenario.target === 'baseline' ? baseline.url : service.url;
-    if (bracket(scenario)) log(`  baseline again (${BRACKET_SECONDS} s)…`);
+    if (isBracket(scenario)) log(`  baseline again (${BRACKET_SECONDS} s)…`);
     else
       log(
         `▶ ${scenario.name}: ${config.warmupS} s warm-up + ${config.durationS} s at ${config.connections} connections…`,

@@ -368,15 +368,11 @@ export class WebhookDeliveryWorker {
     const subscriptionId = row.subscription_id;
     const abort = new AbortController();
     this.windows.take(subscriptionId);
-    let said: EndpointSignal | undefined;
     const done = this.attempt(row, abort.signal)
-      .then((signal) => {
-        said = signal;
-      })
-      .catch((error: unknown) => {
+      .catch((error: unknown): undefined => {
         this.options.log.error({ err: error, delivery: row.id }, 'webhook delivery attempt failed');
       })
-      .finally(() => {
+      .then((said) => {
         this.inFlight.delete(row.id);
         this.windows.give(subscriptionId);
         if (said) this.windows.signal(subscriptionId, said);

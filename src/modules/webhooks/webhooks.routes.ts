@@ -5,6 +5,7 @@ import { keyRoute } from '../../http/access.ts';
 import { capPerPage, paramNames } from '../../http/envelope.ts';
 import { assertPageInRange, pageLinks } from '../../http/pagination.ts';
 import { collectionErrors } from '../../http/schemas.ts';
+import { ENDPOINT_WINDOW_MAX, SLOW_ANSWER_MS } from '../../jobs/deliveries/endpoint-windows.ts';
 import { toDeliveryView, toWebhookView, toWebhookWithSecretView } from './webhook.mapper.ts';
 import {
   CreateWebhookBody,
@@ -31,7 +32,7 @@ const VERIFY_RECIPE = `
 
 **Verifying a delivery** ([Standard Webhooks](https://www.standardwebhooks.com)): every delivery is a POST with a JSON body and the headers \`webhook-id\` (the payload's \`id\`, stable across retries: deduplicate on it), \`webhook-timestamp\` (Unix seconds) and \`webhook-signature\` (\`v1,<base64 HMAC-SHA256>\`, space-separated when several secrets are valid). Compute HMAC-SHA256 over \`{webhook-id}.{webhook-timestamp}.{raw body}\` with the base64-decoded part of the secret after \`whsec_\`, compare it in constant time with each \`v1,\` signature, and reject timestamps more than 5 minutes from now. The \`standardwebhooks\` libraries do all of it: \`new Webhook(secret).verify(rawBody, headers)\`.
 
-**Delivery**: at least once, not in order (order by the payload's \`sequence\`, deduplicate on \`webhook-id\`); up to 8 attempts in flight to an endpoint that answers quickly, one to an endpoint that is failing or slow. Only a 2xx answer within 15 s counts (redirects are not followed). Failed attempts are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10 %, never sooner than \`Retry-After\`), then the delivery is \`failed\` and can be retried by hand. An endpoint failing for 5 days is deactivated (\`disabledReason\`). URLs must be https and resolve to public addresses only; they are checked at registration and at every delivery.`;
+**Delivery**: at least once, not in order (order by the payload's \`sequence\`, deduplicate on \`webhook-id\`); up to ${ENDPOINT_WINDOW_MAX} attempts in flight to an endpoint that answers 2xx within ${SLOW_ANSWER_MS / 1000} s, one to an endpoint that is failing or slower. Only a 2xx answer within 15 s counts (redirects are not followed). Failed attempts are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10 %, never sooner than \`Retry-After\`), then the delivery is \`failed\` and can be retried by hand. An endpoint failing for 5 days is deactivated (\`disabledReason\`). URLs must be https and resolve to public addresses only; they are checked at registration and at every delivery.`;
 
 function noStore(reply: FastifyReply): void {
   // Subscriptions describe (and twice contain) signing secrets: never cached.
