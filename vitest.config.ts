@@ -13,6 +13,8 @@ const DIALECT_INDEPENDENT = [
   'test/http.edge.test.ts',
   // The bench's ratio arithmetic (pure functions).
   'test/bench.report.test.ts',
+  // The response-body pool over plain node:http sockets.
+  'test/response-slabs.test.ts',
   'test/fuzz.params.test.ts',
   'test/fuzz.bodies.test.ts',
   'test/access.tiers.test.ts',

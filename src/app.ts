@@ -19,6 +19,7 @@ import { type Logger, pino } from 'pino';
 import type { Config } from './config.ts';
 import { DemoPhotoSource } from './demo/photo-source.ts';
 import { createMetering } from './http/access.ts';
+import { ResponseSlabs } from './http/response-slabs.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import { createHttpServer, type HttpApp, type HttpServerOptions, loggerOptions } from './http/server.ts';
 import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './jobs/deliveries/delivery-worker.ts';
@@ -545,11 +546,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     },
   });
   const { publicUrl } = config;
+  // One pool per app: bodies assembled by copying are written into reused slabs.
+  const slabs = new ResponseSlabs();
   await app.register(
     async (v1) => {
       await v1.register(healthRoutes, { health: services.health, publicUrl });
       await v1.register(areaRoutes, { areas: services.areas, publicUrl });
-      await v1.register(searchRoutes, { search: services.search, publicUrl });
+      await v1.register(searchRoutes, { search: services.search, publicUrl, slabs });
       await v1.register(propertyRoutes, { property: services.property });
       await v1.register(buildingRoutes, { building: services.building, publicUrl });
       await v1.register(marketRoutes, { market: services.market, trends: services.marketTrends });
@@ -590,6 +593,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       clock: services.wallClock,
     }),
     version: config.version,
+    slabs,
   });
   // The front page: what the service is, where its reference is, a first call (src/modules/home/).
   await app.register(homeRoutes, {

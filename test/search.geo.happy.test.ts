@@ -153,6 +153,31 @@ describe('bench scenario search-near', () => {
   });
 });
 
+describe('concurrent searches', () => {
+  // A geo page and its body are assembled in pooled memory (src/http/response-slabs.ts):
+  // answers in flight together must not share or overwrite it.
+  it.each(['index', 'sql'] as const)('each get their own bytes (%s path)', async (path) => {
+    const queries = activeRentals
+      .filter((_, i) => i % 7 === 0)
+      .slice(0, 24)
+      .map((l, i) => `near=${l.latitude},${l.longitude}&radius=${1500 + i * 250}&sort=DISTANCE&perPage=100`);
+    const bytesOf = async (query: string) => {
+      const response = await apps[path].get(`/v1/search/rentals?${query}`);
+      expect(response.status, query).toBe(200);
+      return Buffer.from(await response.arrayBuffer());
+    };
+    const sequential: Buffer[] = [];
+    for (const query of queries) sequential.push(await bytesOf(query));
+    expect(new Set(sequential.map((b) => b.toString('base64'))).size).toBe(queries.length);
+    for (let round = 0; round < 3; round++) {
+      const concurrent = await Promise.all(queries.map(bytesOf));
+      concurrent.forEach((body, i) => {
+        expect(body.equals(sequential[i]!), queries[i]).toBe(true);
+      });
+    }
+  });
+});
+
 describe('MCP search_rentals', () => {
   it('takes near, radius and sort=DISTANCE and returns each distance', async () => {
     const a = activeRentals[0]!;

@@ -67,12 +67,17 @@ const SEPARATOR = Buffer.from(',');
  * one buffer sized up front (no intermediate strings, no re-encoding on write).
  * A page is tens of kilobytes gathered from summaries scattered over the heap:
  * `Buffer.concat` made a view per chunk and measured about twice this loop.
+ * `allocate` gives the memory (a pooled slab: ./response-slabs.ts).
  */
-export function listBodyFromFragments(items: readonly Buffer[], meta: unknown): Buffer {
+export function listBodyFromFragments(
+  items: readonly Buffer[],
+  meta: unknown,
+  allocate: (size: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
   const tail = listTail(meta);
   let size = DATA_LIST_OPEN.length + tail.length + Math.max(0, items.length - 1);
   for (const item of items) size += item.length;
-  const body = Buffer.allocUnsafe(size);
+  const body = allocate(size);
   body.set(DATA_LIST_OPEN, 0);
   let at = DATA_LIST_OPEN.length;
   for (let i = 0; i < items.length; i++) {
@@ -88,12 +93,16 @@ export function listBodyFromFragments(items: readonly Buffer[], meta: unknown): 
 /**
  * The buffers joined into one, sized up front and copied with `set`:
  * `Buffer.concat` makes a view per chunk, which costs as much as the copy when
- * a body is a hundred fragments.
+ * a body is a hundred fragments. `allocate` gives the memory (as for
+ * `listBodyFromFragments`).
  */
-export function joinBuffers(parts: readonly Uint8Array[]): Buffer {
+export function joinBuffers(
+  parts: readonly Uint8Array[],
+  allocate: (size: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
   let size = 0;
   for (const part of parts) size += part.byteLength;
-  const joined = Buffer.allocUnsafe(size);
+  const joined = allocate(size);
   let at = 0;
   for (const part of parts) {
     joined.set(part, at);

@@ -34,6 +34,7 @@ import { type AccessPolicy, type CallCharge, type Metering, UNMETERED_ROUTE } fr
 import { isTrustedBrowserOrigin } from '../http/cors.ts';
 import { joinBuffers } from '../http/envelope.ts';
 import { ApiError, errorDocsUrl } from '../http/errors.ts';
+import type { ResponseSlabs } from '../http/response-slabs.ts';
 import { ErrorResponse } from '../http/schemas.ts';
 import { toAreaRef } from '../modules/areas/areas.service.ts';
 // The OAuth module serves this document (RFC 9728); a 401 from /mcp points at it.
@@ -60,6 +61,8 @@ export const MCP_ROUTE: AccessPolicy = {
 export interface McpRouteServices extends ToolServices {
   metering: Pick<Metering, 'charge'>;
   version: string;
+  /** Memory answers with spliced tool bodies are assembled in. */
+  slabs: ResponseSlabs;
 }
 
 /** Sentinel for a body that is not JSON: answered with a JSON-RPC parse error rather than the API envelope. */
@@ -147,8 +150,11 @@ class BodySplices {
     return { [token]: true };
   }
 
-  /** The answer with every stand-in replaced, copied once; a stand-in the SDK did not write as expected is an error. */
-  splicedAnswer(answer: Buffer): Buffer {
+  /**
+   * The answer with every stand-in replaced, copied once into `allocate`'s
+   * memory; a stand-in the SDK did not write as expected is an error.
+   */
+  splicedAnswer(answer: Buffer, allocate: (size: number) => Buffer): Buffer {
     if (this.bodies.size === 0) return answer;
     const parts: Buffer[] = [];
     let from = 0;
@@ -163,7 +169,7 @@ class BodySplices {
       from = end;
     }
     parts.push(answer.subarray(from));
-    return joinBuffers(parts);
+    return joinBuffers(parts, allocate);
   }
 }
 
@@ -172,7 +178,12 @@ class BodySplices {
  * (stateless, `enableJsonResponse`) every POST is answered with a complete body
  * (JSON, or none for a 202), never an open event stream.
  */
-async function writeResponse(response: Response, raw: ServerResponse, splices: BodySplices): Promise<void> {
+async function writeResponse(
+  response: Response,
+  raw: ServerResponse,
+  splices: BodySplices,
+  slabs: ResponseSlabs,
+): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
@@ -196,6 +207,7 @@ async function writeResponse(response: Response, raw: ServerResponse, splices: B
     chunks.length === 1
       ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, length)
       : Buffer.concat(chunks, length),
+    (size) => slabs.forResponse(raw, size),
   );
   headers['content-length'] = String(answer.length);
   raw.writeHead(response.status, headers);
@@ -360,7 +372,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           const response = await transport.handleRequest(webRequest(request, publicOrigin), {
             parsedBody: request.body,
           });
-          await writeResponse(response, reply.raw, splices);
+          await writeResponse(response, reply.raw, splices, services.slabs);
         } catch (error) {
           request.log.error({ err: error }, 'MCP request failed');
           if (!reply.raw.headersSent) {

@@ -10,6 +10,7 @@ import {
 } from '../../http/envelope.ts';
 import { negotiateListFormat, varyOnAccept } from '../../http/formats.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
+import type { ResponseSlabs } from '../../http/response-slabs.ts';
 import { ErrorResponse } from '../../http/schemas.ts';
 import { listingFromFragment, listingListContent, sendListingExport } from '../listings/listing-export.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
@@ -38,12 +39,14 @@ export interface SearchRouteServices {
   search: SearchService;
   /** Origin of pagination links (PUBLIC_URL). */
   publicUrl: string;
+  /** Memory the JSON page is assembled in. */
+  slabs: ResponseSlabs;
 }
 
 /** `/search/rentals`, `/search/sales`: listing search (public, Free-tier limits without a key). */
 export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = async (
   app,
-  { search, publicUrl },
+  { search, publicUrl, slabs },
 ) => {
   for (const op of OPERATIONS) {
     const known = paramNames(op.querystring);
@@ -68,7 +71,9 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
         const format = negotiateListFormat(query.format, request.headers.accept);
         const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
         const page = { page: query.page ?? 1, perPage: capped.perPage };
-        const result = await search.find(listingType, query, page, request.caller.tier);
+        // Page and body live in slabs returned to the pool when the response has been written.
+        const memory = (size: number) => slabs.forResponse(reply.raw, size);
+        const result = await search.find(listingType, query, page, request.caller.tier, memory);
         assertPageInRange(page, result.total);
         const meta = paginatedMeta(
           request,
@@ -85,7 +90,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
         }
         // Listings arrive pre-serialized from the summary cache; the body is spliced
         // rather than re-encoded. Tests validate it against SearchResponse.
-        return sendJsonText(reply, listBodyFromFragments(result.items, meta));
+        return sendJsonText(reply, listBodyFromFragments(result.items, meta, memory));
       },
     );
   }

@@ -115,6 +115,14 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
   return new Date(instant).toISOString();
 }
 
+/**
+ * Where a search writes the page's summaries when it has to copy them (a geo
+ * search adds each result's `distance`): `size` uninitialized bytes that
+ * stay untouched for as long as the page is used. The HTTP route passes
+ * memory that lives as long as its response (src/http/response-slabs.ts).
+ */
+export type PageMemory = (size: number) => Buffer;
+
 /** `,"distance":` — what `withDistances` puts before each number. */
 const DISTANCE_MEMBER = Buffer.from(',"distance":');
 const CLOSE_BRACE = 0x7d;
@@ -127,12 +135,16 @@ const DIGIT_ZERO = 0x30;
  * one buffer (each result a slice of it): a buffer and a string per result
  * cost a sixth of a geo search's time.
  */
-function withDistances(summaries: readonly Buffer[], distances: readonly number[]): Buffer[] {
+function withDistances(
+  summaries: readonly Buffer[],
+  distances: readonly number[],
+  memory: PageMemory,
+): Buffer[] {
   let size = 0;
   for (let i = 0; i < summaries.length; i++) {
     size += summaries[i]!.length + DISTANCE_MEMBER.length + decimalDigits(distances[i]!);
   }
-  const page = Buffer.allocUnsafe(size);
+  const page = memory(size);
   const out: Buffer[] = [];
   let at = 0;
   for (let i = 0; i < summaries.length; i++) {
@@ -295,6 +307,7 @@ export class SearchService {
     query: SearchQuery,
     page: { page: number; perPage: number },
     tier: Tier,
+    memory: PageMemory = Buffer.allocUnsafe,
   ): Promise<SearchPage & { meta: Freshness & { areas?: ResolvedAreaInput[] } }> {
     if (page.page * page.perPage > MAX_RESULT_WINDOW) {
       throw ApiError.invalidParam({
@@ -304,7 +317,8 @@ export class SearchService {
       });
     }
     const criteria = this.toCriteria(listingType, query);
-    const result = await this.search(criteria, page.page, page.perPage, await this.dataVersion.version());
+    const version = await this.dataVersion.version();
+    const result = await this.search(criteria, page.page, page.perPage, version, memory);
     const freshness = await this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
     // `meta.areas` echoes the resolved areas; list meta is built by spreading this object.
     const areas = this.resolveAreas(query.areas)?.inputs;
@@ -448,6 +462,7 @@ export class SearchService {
     page: number,
     perPage: number,
     dataVersion: string,
+    memory: PageMemory = Buffer.allocUnsafe,
   ): Promise<SearchPage> {
     const offset = (page - 1) * perPage;
     const nowMs = criteria.now.getTime();
@@ -498,7 +513,7 @@ export class SearchService {
         if (memo.size > this.cache.capacity) this.summaryMemos.delete(index);
         if (carried.byId.size > this.cache.capacity) carried.byId.clear();
       }
-      return pageOf(found, total, distances);
+      return pageOf(found, total, distances, memory);
     }
     const { ids, total, distances } = await searchListingIds(
       this.db,
@@ -518,7 +533,7 @@ export class SearchService {
         found[i] ??= fresh.get(id);
       });
     }
-    return pageOf(found, total, distances);
+    return pageOf(found, total, distances, memory);
   }
 
   /**
@@ -596,6 +611,7 @@ function pageOf(
   found: (CachedJson | undefined)[],
   total: number,
   distances: number[] | undefined,
+  memory: PageMemory,
 ): SearchPage {
   const items: Buffer[] = [];
   const kept: number[] = [];
@@ -607,5 +623,5 @@ function pageOf(
     if (distances) kept.push(distances[i]!);
     allDetailScraped &&= entry.detailScraped;
   }
-  return { items: distances ? withDistances(items, kept) : items, total, allDetailScraped };
+  return { items: distances ? withDistances(items, kept, memory) : items, total, allDetailScraped };
 }

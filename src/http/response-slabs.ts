@@ -1,0 +1,46 @@
+import type { ServerResponse } from 'node:http';
+
+/** Bodies up to this size are written into a pooled slab; larger ones get memory of their own. */
+export const SLAB_BYTES = 128 * 1024;
+/** Idle slabs kept for reuse; one per response in flight is what a busy process needs. */
+export const MAX_IDLE_SLABS = 64;
+
+/**
+ * Reusable memory for response bodies that are assembled by copying (a search
+ * page spliced from cached fragments, a geo search's summaries with their
+ * distances, an MCP answer).
+ *
+ * A fresh 40–90 KB buffer per response is a new ArrayBuffer each time
+ * (allocated outside the V8 heap, accounted as external memory, freed only
+ * after a collection). Measured on the search bench, lending slabs instead
+ * raised `search-5-areas` by ~8% and `search-near` (two such buffers per
+ * request) by ~22%.
+ *
+ * The contract that makes reuse safe: a slab goes back to the pool only when
+ * its response emits `finish`, which Node emits once the last write has been
+ * handed to the kernel, so nothing reads the slab after that. A response that
+ * ends any other way (the client went away, the socket was destroyed
+ * mid-write) never returns its slab: the garbage collector frees it, so a
+ * write still pending in libuv can never see the memory reused.
+ */
+export class ResponseSlabs {
+  private readonly idle: Buffer[] = [];
+
+  /**
+   * `size` bytes (uninitialized: the caller fills all of them) that stay the
+   * caller's until `response` has been written.
+   */
+  forResponse(response: ServerResponse, size: number): Buffer {
+    if (size > SLAB_BYTES) return Buffer.allocUnsafe(size);
+    const slab = this.idle.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES);
+    response.once('finish', () => {
+      if (this.idle.length < MAX_IDLE_SLABS) this.idle.push(slab);
+    });
+    return slab.subarray(0, size);
+  }
+
+  /** Slabs waiting for reuse. */
+  get idleCount(): number {
+    return this.idle.length;
+  }
+}
