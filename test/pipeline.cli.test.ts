@@ -5,8 +5,12 @@ import { Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoMarket } from '../src/demo/market/load.ts';
 import { marketAt } from '../src/demo/market/market.ts';
-import { PipelineCliError, registerPipelineCommands } from '../src/jobs/refresh/pipeline.cli.ts';
-import { readEvents } from '../src/modules/events/event-log.ts';
+import {
+  FOLLOW_WAITING,
+  PipelineCliError,
+  registerPipelineCommands,
+} from '../src/jobs/refresh/pipeline.cli.ts';
+import { appendEvents, lockEventLog, readEvents } from '../src/modules/events/event-log.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
@@ -39,6 +43,11 @@ describe('pipeline CLI: ingest, events tail, refresh', () => {
   });
 
   async function run(...args: string[]): Promise<Run> {
+    return runPausing(async () => false, ...args);
+  }
+
+  /** `run` whose `--follow` waits call `pause` (resolving false stops following). */
+  async function runPausing(pause: () => Promise<boolean>, ...args: string[]): Promise<Run> {
     const out: Run = { stdout: [], stderr: [] };
     const program = new Command('stoop')
       .exitOverride()
@@ -48,7 +57,7 @@ describe('pipeline CLI: ingest, events tail, refresh', () => {
       stdout: (text) => out.stdout.push(text),
       stderr: (text) => out.stderr.push(text),
       progress: () => ({ update: () => {}, stop: () => {} }),
-      pause: async () => false,
+      pause,
     });
     await program.parseAsync(['node', 'stoop', ...args]);
     return out;
@@ -163,6 +172,40 @@ describe('pipeline CLI: ingest, events tail, refresh', () => {
     expect(lastOfType.stdout.map((l) => (JSON.parse(l) as { sequence: number }).sequence)).toEqual(
       ofType.slice(-2).map((e) => e.sequence),
     );
+  });
+
+  it('events tail --follow prints the tail, says once that it waits, then prints events as they are written', async () => {
+    const before = await readEvents(store.db, { after: 0, limit: 100_000 });
+    const last = before.at(-1)!;
+    let waits = 0;
+    const appended: number[] = [];
+    const out = await runPausing(
+      async () => {
+        waits++;
+        // The second wait: a refresh writes two events; the fourth ends the test's follow.
+        if (waits === 2) {
+          await store.db.transaction().execute(async (trx) => {
+            await lockEventLog(trx, store.dialect);
+            const event = { ...last, occurredAt: clock.now().toISOString() };
+            await appendEvents(trx, [event, event], clock.now().toISOString());
+          });
+          const latest = await readEvents(store.db, { after: last.sequence, limit: 10 });
+          appended.push(...latest.map((e) => e.sequence));
+        }
+        return waits < 4;
+      },
+      'events',
+      'tail',
+      '--limit',
+      '2',
+      '--follow',
+    );
+    const sequences = out.stdout.map((l) => (JSON.parse(l) as { sequence: number }).sequence);
+    expect(appended).toHaveLength(2);
+    expect(sequences).toEqual([...before.slice(-2).map((e) => e.sequence), ...appended]);
+    // Said once, though it waited four times; stdout stays JSON lines only.
+    expect(out.stderr).toEqual([FOLLOW_WAITING]);
+    expect(FOLLOW_WAITING).toMatch(/refresh:search.*stoop refresh/);
   });
 
   it('rejects bad arguments and a refresh without an upstream with a clear message', async () => {

@@ -41,6 +41,10 @@ export interface PipelineCliOptions {
   pause?(ms: number): Promise<boolean>;
 }
 
+/** Said on stderr once `events tail --follow` has caught up with the log. */
+export const FOLLOW_WAITING =
+  'Caught up; following. New events are written by refresh cycles: the server runs `refresh:search` every 4–6 market hours (minutes with the demo, whose market clock runs at SIM_SPEED× real time; `GET /v1/health` shows its nextRunAt), and `stoop refresh` runs one now. Ctrl-C stops.';
+
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
   return Number(value);
@@ -116,6 +120,7 @@ export function registerPipelineCommands(program: Command, options: PipelineCliO
         // Filter first, then take the tail: the last N events of the requested types.
         let after = opts.from ?? (await sequenceBeforeLast(session.store.db, opts.limit ?? 20, opts.type));
         let printed = 0;
+        let waitingSaid = false;
         const max = opts.follow ? Number.POSITIVE_INFINITY : (opts.limit ?? Number.POSITIVE_INFINITY);
         for (;;) {
           const batch = await readEvents(session.store.db, {
@@ -128,7 +133,11 @@ export function registerPipelineCommands(program: Command, options: PipelineCliO
           if (batch.length > 0) after = batch.at(-1)!.sequence;
           if (printed >= max) break;
           if (batch.length === 0) {
-            if (!opts.follow || !(await pause(1000))) break;
+            if (!opts.follow) break;
+            // Caught up: say once why nothing comes yet (a fresh demo's first scheduled refresh is minutes away).
+            if (!waitingSaid) stderr(FOLLOW_WAITING);
+            waitingSaid = true;
+            if (!(await pause(1000))) break;
           }
         }
       } finally {
