@@ -20,9 +20,9 @@ const NODE_DEFAULT_POOL = 4;
  * the request thread's, at least one and at most Node's four, keeps that work
  * off its core.
  *
- * `--no-allocation-site-pretenuring`: V8 allocates straight into the old
- * generation whatever an allocation site's objects were seen to survive a
- * young-generation collection. Under MCP load (a new SDK server, transport
+ * `--no-allocation-site-pretenuring`: by default V8 allocates straight into
+ * the old generation at the allocation sites whose objects it saw survive
+ * young-generation collections. Under MCP load (a new SDK server, transport
  * and schema parse per call, ~200 KB a call, a scavenge every ~30 ms) sites of
  * the per-call graph were tenured, so short-lived objects went to the old
  * generation: the heap grew 2.6 MB per scavenge, scavenges took 3.2–3.6 ms and
@@ -32,16 +32,16 @@ const NODE_DEFAULT_POOL = 4;
  * 9.6–10.8k/s, a geo search was unchanged, and the demo load and history
  * backfill took as long (measured alternately, same build, this 2-core VM).
  *
- * A flag already in NODE_OPTIONS (either spelling of a boolean) is left to win.
+ * A `--v8-pool-size` already in NODE_OPTIONS is left to win. Node refuses V8's
+ * own flags in NODE_OPTIONS, so the pretenuring flag can only come from here
+ * (or from the command line of a service started some other way).
  */
 export function serviceNodeFlags(
   cores: number = availableParallelism(),
   nodeOptions: string | undefined = process.env.NODE_OPTIONS,
 ): string[] {
-  const set = (flag: string) => nodeOptions?.includes(flag) ?? false;
-  const flags: string[] = [];
-  if (!set('--v8-pool-size'))
-    flags.push(`--v8-pool-size=${Math.min(NODE_DEFAULT_POOL, Math.max(1, cores - 1))}`);
-  if (!set('allocation-site-pretenuring')) flags.push('--no-allocation-site-pretenuring');
-  return flags;
+  const pool = nodeOptions?.includes('--v8-pool-size')
+    ? []
+    : [`--v8-pool-size=${Math.min(NODE_DEFAULT_POOL, Math.max(1, cores - 1))}`];
+  return [...pool, '--no-allocation-site-pretenuring'];
 }
