@@ -67,32 +67,23 @@ function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | n
 
 describe('serviceNodeFlags', () => {
   it('leaves the request thread a core of its own: one V8 helper per further core, at least one, at most four', () => {
-    expect([1, 2, 3, 4, 5, 16].map((cores) => serviceNodeFlags(cores, undefined)[0])).toEqual([
-      '--v8-pool-size=1',
-      '--v8-pool-size=1',
-      '--v8-pool-size=2',
-      '--v8-pool-size=3',
-      '--v8-pool-size=4',
-      '--v8-pool-size=4',
+    expect([1, 2, 3, 4, 5, 16].map((cores) => serviceNodeFlags(cores, undefined))).toEqual([
+      ['--v8-pool-size=1'],
+      ['--v8-pool-size=1'],
+      ['--v8-pool-size=2'],
+      ['--v8-pool-size=3'],
+      ['--v8-pool-size=4'],
+      ['--v8-pool-size=4'],
     ]);
-  });
-
-  it('turns allocation-site pretenuring off', () => {
-    expect(serviceNodeFlags(2, undefined)).toEqual(['--v8-pool-size=1', '--no-allocation-site-pretenuring']);
   });
 
   it('leaves a pool size the operator set in NODE_OPTIONS alone', () => {
-    expect(serviceNodeFlags(2, '--max-old-space-size=2048 --v8-pool-size=3')).toEqual([
-      '--no-allocation-site-pretenuring',
-    ]);
-    expect(serviceNodeFlags(2, '--max-old-space-size=2048')).toEqual([
-      '--v8-pool-size=1',
-      '--no-allocation-site-pretenuring',
-    ]);
+    expect(serviceNodeFlags(2, '--max-old-space-size=2048 --v8-pool-size=3')).toEqual([]);
+    expect(serviceNodeFlags(2, '--max-old-space-size=2048')).toEqual(['--v8-pool-size=1']);
   });
 
   it('gives flags this Node accepts', () => {
-    // An unknown V8 flag would stop `npm start` at once: run them.
+    // A flag Node does not know stops `npm start` at once: run them.
     const run = spawnSync(process.execPath, [...serviceNodeFlags(2, undefined), '-e', 'process.exit(0)'], {
       encoding: 'utf8',
     });
