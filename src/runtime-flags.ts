@@ -25,8 +25,10 @@ const NODE_DEFAULT_POOL = 4;
  * 8.9–11.4 → 6.6–6.9 ms), but under refresh cycles that change thousands of
  * listings, what the request thread keeps across a data-version swap was then
  * copied through the young generation: the longest request of a 5-area search
- * reached 126–130 ms in two of two runs, against 60–74 ms with V8's default
- * (alternating runs from one copy of a store).
+ * reached 126–130 ms in two of two runs, against 60–74 ms in two runs with
+ * V8's default (alternating runs from one copy of a store; a third run with
+ * the default, under the CPU profiler, reached 118 ms). Not conclusive either
+ * way, so the default stays.
  */
 export function serviceNodeFlags(
   cores: number = availableParallelism(),
