@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Freshness, ServedJson } from '../domain/freshness.ts';
 import { type PageRequest, pageLinks } from './pagination.ts';
+import type { BodyMemory } from './response-slabs.ts';
 
 export interface PaginatedMeta extends Freshness {
   total: number;
@@ -72,7 +73,7 @@ const SEPARATOR = Buffer.from(',');
 export function listBodyFromFragments(
   items: readonly Buffer[],
   meta: unknown,
-  allocate: (size: number) => Buffer = Buffer.allocUnsafe,
+  allocate: BodyMemory = Buffer.allocUnsafe,
 ): Buffer {
   const tail = listTail(meta);
   let size = DATA_LIST_OPEN.length + tail.length + Math.max(0, items.length - 1);
@@ -96,10 +97,7 @@ export function listBodyFromFragments(
  * a body is a hundred fragments. `allocate` gives the memory (as for
  * `listBodyFromFragments`).
  */
-export function joinBuffers(
-  parts: readonly Uint8Array[],
-  allocate: (size: number) => Buffer = Buffer.allocUnsafe,
-): Buffer {
+export function joinBuffers(parts: readonly Uint8Array[], allocate: BodyMemory = Buffer.allocUnsafe): Buffer {
   let size = 0;
   for (const part of parts) size += part.byteLength;
   const joined = allocate(size);

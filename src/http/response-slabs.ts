@@ -5,6 +5,9 @@ export const SLAB_BYTES = 128 * 1024;
 /** Idle slabs kept for reuse; one per response in flight is what a busy process needs. */
 export const MAX_IDLE_SLABS = 64;
 
+/** Where a body assembled by copying is written: `size` uninitialized bytes. */
+export type BodyMemory = (size: number) => Buffer;
+
 /**
  * Reusable memory for response bodies that are assembled by copying (a search
  * page spliced from cached fragments, a geo search's summaries with their
@@ -37,6 +40,11 @@ export class ResponseSlabs {
       if (this.idle.length < MAX_IDLE_SLABS) this.idle.push(slab);
     });
     return slab.subarray(0, size);
+  }
+
+  /** `forResponse` for every buffer one response assembles (a geo search takes two). */
+  memoryFor(response: ServerResponse): BodyMemory {
+    return (size) => this.forResponse(response, size);
   }
 
   /** Slabs waiting for reuse. */

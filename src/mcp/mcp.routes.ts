@@ -34,7 +34,7 @@ import { type AccessPolicy, type CallCharge, type Metering, UNMETERED_ROUTE } fr
 import { isTrustedBrowserOrigin } from '../http/cors.ts';
 import { joinBuffers } from '../http/envelope.ts';
 import { ApiError, errorDocsUrl } from '../http/errors.ts';
-import type { ResponseSlabs } from '../http/response-slabs.ts';
+import type { BodyMemory, ResponseSlabs } from '../http/response-slabs.ts';
 import { ErrorResponse } from '../http/schemas.ts';
 import { toAreaRef } from '../modules/areas/areas.service.ts';
 // The OAuth module serves this document (RFC 9728); a 401 from /mcp points at it.
@@ -154,7 +154,7 @@ class BodySplices {
    * The answer with every stand-in replaced, copied once into `allocate`'s
    * memory; a stand-in the SDK did not write as expected is an error.
    */
-  splicedAnswer(answer: Buffer, allocate: (size: number) => Buffer): Buffer {
+  splicedAnswer(answer: Buffer, allocate: BodyMemory): Buffer {
     if (this.bodies.size === 0) return answer;
     const parts: Buffer[] = [];
     let from = 0;
@@ -207,7 +207,7 @@ async function writeResponse(
     chunks.length === 1
       ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, length)
       : Buffer.concat(chunks, length),
-    (size) => slabs.forResponse(raw, size),
+    slabs.memoryFor(raw),
   );
   headers['content-length'] = String(answer.length);
   raw.writeHead(response.status, headers);

@@ -72,7 +72,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
         const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
         const page = { page: query.page ?? 1, perPage: capped.perPage };
         // Page and body live in slabs returned to the pool when the response has been written.
-        const memory = (size: number) => slabs.forResponse(reply.raw, size);
+        const memory = slabs.memoryFor(reply.raw);
         const result = await search.find(listingType, query, page, request.caller.tier, memory);
         assertPageInRange(page, result.total);
         const meta = paginatedMeta(
