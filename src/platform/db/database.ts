@@ -47,14 +47,6 @@ export interface Store {
 /** The serializable part of `StoreOptions`: enough to open the same store again elsewhere. */
 export type SharedStoreOptions = Pick<StoreOptions, 'databaseUrl' | 'dialect' | 'schema' | 'queryTimeoutMs'>;
 
-/**
- * SQLite only, `walCheckpoints: 'background'`: a commit checkpoints the
- * write-ahead log only once it holds this many pages (~40 MB at 4 KB), a
- * backstop for when the background checkpointer (wal-checkpoints.ts) falls
- * far behind; SQLite's default is 1,000.
- */
-export const WAL_BACKSTOP_PAGES = 10_000;
-
 // COUNT(*) and BIGINT come back from pg as strings; every count we read fits a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
@@ -83,10 +75,13 @@ export interface StoreOptions {
   /**
    * SQLite only. `on-commit` (default): a commit that leaves the write-ahead
    * log over 1,000 pages copies it into the database, as SQLite does by
-   * default. `background`: commits leave that to another thread (the jobs
-   * worker's `startWalCheckpoints`) up to WAL_BACKSTOP_PAGES — for the
-   * request thread, where a checkpoint (a copy and an fsync, measured at
-   * 30–110 ms while a refresh writes) would stall every request.
+   * default. `background`: no commit ever does; another thread (the jobs
+   * worker's `startWalCheckpoints`, restarted when it dies) copies the log.
+   * For the request thread: a checkpoint is a copy and an fsync, and after a
+   * refresh cycle that changed tens of thousands of listings the log holds
+   * hundreds of thousands of pages, so one on a commit there (a quota flush)
+   * held every request for 100–160 ms. While no checkpointer runs the log
+   * grows with the writes (the worker is back within a minute).
    */
   walCheckpoints?: 'on-commit' | 'background';
 }
@@ -199,7 +194,7 @@ function openSqliteConnection(
   connection.pragma('synchronous = NORMAL');
   connection.pragma('cache_size = -65536');
   connection.pragma('temp_store = MEMORY');
-  if (walCheckpoints === 'background') connection.pragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`);
+  if (walCheckpoints === 'background') connection.pragma('wal_autocheckpoint = 0');
   return connection;
 }
 
