@@ -9,8 +9,9 @@
  *   statuses sorted by price per sqft, and amenity filters on non-active
  *   statuses.
  * - `refresh`: refresh cycles back to back (`refresh-loop.ts`, in its own
- *   process) from a `stoop origin` feed whose market moves, into the store the
- *   service serves; the service rebuilds its read model after each.
+ *   process) from a `stoop origin` feed whose market moves (below the
+ *   service's priority: it stands in for a feed on another machine), into the
+ *   store the service serves; the service rebuilds its read model after each.
  * - `backfill`: the market-history backfill. The service is stopped, the
  *   store's snapshot coverage cleared, and the service started again: its
  *   snapshot job then backfills 24 months from scratch. Restarted again
@@ -375,7 +376,7 @@ export function refreshCycles(ctx: DuringContext): Pressure {
     if (!demo) throw new Error('the bench store holds no demo market');
     // An hour after the store's last refresh, moving on: every cycle finds changes.
     const at = new Date(Date.parse(syncedTo ?? demo.generatedAt) + HOUR_MS);
-    origin ??= await startOriginProcess(demo, at, ORIGIN_SPEED);
+    origin ??= await startOriginProcess(demo, at, ORIGIN_SPEED, { remote: true });
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: ctx.config.dataDir, LOG_LEVEL: 'silent' };
     if (ctx.config.databaseUrl !== undefined) env.DATABASE_URL = ctx.config.databaseUrl;
     const child = spawn(

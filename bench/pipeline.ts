@@ -18,6 +18,7 @@ import { Refresher } from '../src/jobs/refresh/refresher.ts';
 import { DataVersion } from '../src/modules/freshness/data-version.ts';
 import { HOUR_MS, ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
+import { BACKGROUND_NICE } from '../src/platform/worker/threads.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
 import { type BenchConfig, REPO_ROOT } from './config.ts';
 import type { TargetCheck } from './report.ts';
@@ -45,15 +46,23 @@ export const FULL_REFRESH_TARGET = 3_000;
 /**
  * `stoop origin` in its own process, from simulated instant `at`: fixed
  * (speed ≈ 0) unless told, or moving `speed` simulated ms per real ms.
+ * `remote`: it stands in for a feed on another machine, so it runs below the
+ * service's priority (every thread of it: started under `nice`) instead of
+ * taking the serving thread's CPU on a small bench machine.
  */
 export async function startOriginProcess(
   demo: DemoRecord,
   at: Date,
   speed = 0.001,
+  options: { remote?: boolean } = {},
 ): Promise<{ url: string; child: ChildProcess }> {
+  const node = options.remote
+    ? { command: 'nice', prefix: ['-n', String(BACKGROUND_NICE), process.execPath] }
+    : { command: process.execPath, prefix: [] };
   const child = spawn(
-    process.execPath,
+    node.command,
     [
+      ...node.prefix,
       '--import',
       'tsx',
       'src/cli.ts',
