@@ -23,12 +23,14 @@ const NODE_DEFAULT_POOL = 4;
  * Not set: `--no-allocation-site-pretenuring`. It took the MCP tail away (V8
  * had tenured the allocation sites of an MCP call's short-lived graph: MCP p99
  * 8.9–11.4 → 6.6–6.9 ms), but under refresh cycles that change thousands of
- * listings, what the request thread keeps across a data-version swap was then
- * copied through the young generation: the longest request of a 5-area search
- * reached 126–130 ms in two of two runs, against 60–74 ms in two runs with
- * V8's default (alternating runs from one copy of a store; a third run with
- * the default, under the CPU profiler, reached 118 ms). Not conclusive either
- * way, so the default stays.
+ * listings the longest request of a 5-area search reached 126–130 ms in two
+ * of two runs with it, against 60–74 ms in two runs with V8's default
+ * (alternating runs from one copy of a store; a third run with the default,
+ * under the CPU profiler, reached 118 ms). Not conclusive either way, so the
+ * default stays. Those runs still had the request thread's commits
+ * checkpointing the SQLite log (100–160 ms each, since removed: see
+ * `walCheckpoints` in platform/db/database.ts), so the comparison is worth
+ * repeating without them.
  */
 export function serviceNodeFlags(
   cores: number = availableParallelism(),
