@@ -76,6 +76,54 @@ async function blockedResponses(): Promise<number> {
   return blocked;
 }
 
+/**
+ * Reads back-to-back HTTP/1.1 responses from a socket's chunks, however the
+ * chunks split them (a header can straddle two): frames each body by its
+ * content-length and counts body bytes that are not 'S'.
+ */
+function pipelinedReader() {
+  const state = { responses: 0, bodyBytes: 0, foreign: 0 };
+  let header = Buffer.alloc(0);
+  let bodyLeft = 0;
+  const S = 'S'.charCodeAt(0);
+  return {
+    get responses() {
+      return state.responses;
+    },
+    get bodyBytes() {
+      return state.bodyBytes;
+    },
+    get foreign() {
+      return state.foreign;
+    },
+    read(chunk: Buffer): void {
+      let at = 0;
+      while (at < chunk.length) {
+        if (bodyLeft > 0) {
+          const take = Math.min(bodyLeft, chunk.length - at);
+          for (let i = at; i < at + take; i++) if (chunk[i] !== S) state.foreign++;
+          state.bodyBytes += take;
+          bodyLeft -= take;
+          at += take;
+          continue;
+        }
+        header = Buffer.concat([header, chunk.subarray(at)]);
+        at = chunk.length;
+        const end = header.indexOf('\r\n\r\n');
+        if (end < 0) break;
+        const text = header.subarray(0, end).toString('latin1');
+        const length = /\r\ncontent-length: *(\d+)/i.exec(text);
+        if (!text.startsWith('HTTP/1.1 200') || !length) throw new Error(`unexpected response head: ${text}`);
+        state.responses++;
+        bodyLeft = Number(length[1]);
+        const rest = header.subarray(end + 4);
+        header = Buffer.alloc(0);
+        if (rest.length > 0) this.read(rest);
+      }
+    },
+  };
+}
+
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!condition()) {
@@ -119,35 +167,13 @@ describe('ResponseSlabs', () => {
 
     // Now read everything the stalled client was sent: every body byte is still its own letter.
     const expectedBytes = pipelined * BODY_BYTES;
-    let bodyBytes = 0;
-    let foreign = 0;
-    let headerCarry = '';
-    stalled.on('data', (chunk: Buffer) => {
-      // Headers are short ASCII lines; body bytes are 'S'. Count anything else outside header blocks.
-      const text = headerCarry + chunk.toString('latin1');
-      headerCarry = '';
-      let at = 0;
-      while (at < text.length) {
-        if (text.startsWith('HTTP/1.1', at)) {
-          const end = text.indexOf('\r\n\r\n', at);
-          if (end < 0) {
-            headerCarry = text.slice(at);
-            break;
-          }
-          at = end + 4;
-          continue;
-        }
-        const next = text.indexOf('HTTP/1.1', at);
-        const stop = next < 0 ? text.length : next;
-        for (let i = at; i < stop; i++) if (text[i] !== 'S') foreign++;
-        bodyBytes += stop - at;
-        at = stop;
-      }
-    });
+    const reader = pipelinedReader();
+    stalled.on('data', (chunk: Buffer) => reader.read(chunk));
     stalled.resume();
-    await until(() => bodyBytes >= expectedBytes, 'the stalled client to read every answer');
-    expect(foreign).toBe(0);
-    expect(bodyBytes).toBe(expectedBytes);
+    await until(() => reader.bodyBytes >= expectedBytes, 'the stalled client to read every answer');
+    expect(reader.responses).toBe(pipelined);
+    expect(reader.foreign).toBe(0);
+    expect(reader.bodyBytes).toBe(expectedBytes);
     stalled.destroy();
     expect(ended.finished).toBe(40 + pipelined);
     expect(slabs.idleCount).toBeLessThanOrEqual(MAX_IDLE_SLABS);
