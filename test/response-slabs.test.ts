@@ -196,7 +196,7 @@ describe('ResponseSlabs', () => {
     const slabs = new ResponseSlabs();
     const listeners: string[] = [];
     const response = {
-      once: (event: string) => {
+      on: (event: string) => {
         listeners.push(event);
         return response;
       },

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Freshness, ServedJson } from '../domain/freshness.ts';
+import { type AppendedMember, memberBytes, writeWithMember } from '../platform/json-bytes.ts';
 import { type PageRequest, pageLinks } from './pagination.ts';
 import type { BodyMemory } from './response-slabs.ts';
 
@@ -61,6 +62,9 @@ export function sendJsonText(reply: FastifyReply, json: string | Buffer): Fastif
 
 const DATA_LIST_OPEN = Buffer.from('{"data":[');
 const COMMA = 0x2c;
+const CLOSE_BRACE = 0x7d;
+/** What closes the list and opens the meta (ASCII). */
+const META_MEMBER = '],"meta":';
 const SEPARATOR = Buffer.from(',');
 
 /**
@@ -69,25 +73,41 @@ const SEPARATOR = Buffer.from(',');
  * A page is tens of kilobytes gathered from summaries scattered over the heap:
  * `Buffer.concat` made a view per chunk and measured about twice this loop.
  * `allocate` gives the memory (a pooled slab: ./response-slabs.ts).
+ * `appended` adds a whole-number member to each item as it is copied (a geo
+ * search's `distance`), so the items need no copy of their own first.
  */
 export function listBodyFromFragments(
   items: readonly Buffer[],
   meta: unknown,
   allocate: BodyMemory = Buffer.allocUnsafe,
+  appended?: AppendedMember,
 ): Buffer {
-  const tail = listTail(meta);
-  let size = DATA_LIST_OPEN.length + tail.length + Math.max(0, items.length - 1);
+  // The tail is written straight into the body: a buffer of its own cost ~1 µs a page.
+  const metaJson = JSON.stringify(meta);
+  let size =
+    DATA_LIST_OPEN.length +
+    Math.max(0, items.length - 1) +
+    META_MEMBER.length +
+    Buffer.byteLength(metaJson) +
+    1;
   for (const item of items) size += item.length;
+  if (appended) for (const value of appended.values) size += memberBytes(appended.prefix, value);
   const body = allocate(size);
   body.set(DATA_LIST_OPEN, 0);
   let at = DATA_LIST_OPEN.length;
   for (let i = 0; i < items.length; i++) {
     if (i > 0) body[at++] = COMMA;
     const item = items[i]!;
-    body.set(item, at);
-    at += item.length;
+    if (appended) {
+      at = writeWithMember(body, at, item, appended.prefix, appended.values[i]!);
+    } else {
+      body.set(item, at);
+      at += item.length;
+    }
   }
-  body.set(tail, at);
+  at += body.write(META_MEMBER, at, 'latin1');
+  at += body.write(metaJson, at, 'utf8');
+  body[at] = CLOSE_BRACE;
   return body;
 }
 
@@ -122,10 +142,6 @@ export function listBodyChunks(items: readonly Buffer[], metaJson: string): Buff
   });
   parts.push(listTailOf(metaJson));
   return parts;
-}
-
-function listTail(meta: unknown): Buffer {
-  return listTailOf(JSON.stringify(meta));
 }
 
 function listTailOf(metaJson: string): Buffer {

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
 import type { Kysely } from 'kysely';
+import { EARTH_RADIUS_M } from '../../domain/geo.ts';
 import {
   daysOnMarketEnd,
   LISTING_STATUSES,
@@ -10,7 +11,14 @@ import {
 } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
 import { yieldToEventLoop } from '../../platform/yield.ts';
-import { candidateBox, distanceFrom, type GeoCriteria, MAX_RADIUS_M, type NearCircle } from './search.geo.ts';
+import {
+  candidateBox,
+  distanceFrom,
+  type GeoCriteria,
+  MAX_RADIUS_M,
+  type NearCircle,
+  TO_RADIANS,
+} from './search.geo.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
 /**
@@ -225,6 +233,12 @@ interface Partition {
   latitude: Float64Array;
   longitude: Float64Array;
   /**
+   * `Math.cos(latitude × TO_RADIANS)` of each row: the factor of the distance
+   * formula that depends on the listing alone, computed as `distanceFrom` does
+   * (the same double), so the radius test need not compute it per search.
+   */
+  cosLatitude: Float64Array;
+  /**
    * The rows of each status ordered by grid cell (then row): status `s`'s are
    * positions `segments[s]` to `segments[s + 1]` of `gridRows`, with their
    * cell keys (NO_CELL without coordinates) in `gridKeys`. A box is read as
@@ -362,6 +376,7 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     transitScore: await column(f64, raw.transitScore),
     latitude: await column(f64, raw.latitude),
     longitude: await column(f64, raw.longitude),
+    cosLatitude: new Float64Array(size),
     gridRows: new Int32Array(0),
     gridKeys: new Float64Array(0),
     minLatitude: Number.POSITIVE_INFINITY,
@@ -449,6 +464,7 @@ async function buildGrid(p: Partition, slicer: Slicer): Promise<void> {
     const known = Number.isFinite(latitude) && Number.isFinite(longitude);
     cellOf[row] = known ? gridRow(latitude) * GRID_COLUMNS + gridColumn(longitude) : NO_CELL;
     statusThenCell[row] = p.status[row]! * 2 ** 32 + cellOf[row]!;
+    p.cosLatitude[row] = Math.cos(latitude * TO_RADIANS);
     if (known) {
       if (latitude < p.minLatitude) p.minLatitude = latitude;
       if (latitude > p.maxLatitude) p.maxLatitude = latitude;
@@ -1040,13 +1056,26 @@ function collectGeoMatches(
  * `pageByDistance`; returns how many.
  */
 function keepWithinRadius(p: Partition, near: NearCircle, count: number): number {
-  const distance = distanceFrom(near);
   const radius = near.radiusM;
-  const { matches, positions: distances, latitude, longitude } = p;
+  const lat0 = near.latitude;
+  const lng0 = near.longitude;
+  const cosLat0 = Math.cos(lat0 * TO_RADIANS);
+  // A haversine term above this is more than radius + 1 m away: rejected without
+  // the square root and arcsine. The metre of margin dwarfs the rounding of the
+  // few operations between h and the distance (~1e-9 m), so no row the exact
+  // test (`distanceFrom`) keeps is rejected here.
+  const farHalf = Math.sin(Math.min(Math.PI / 2, (radius + 1) / (2 * EARTH_RADIUS_M)));
+  const far = farHalf * farHalf;
+  const { matches, positions: distances, latitude, longitude, cosLatitude } = p;
   let kept = 0;
   for (let k = 0; k < count; k++) {
     const row = matches[k]!;
-    const d = distance(latitude[row]!, longitude[row]!);
+    // distanceFrom's operations in its order, with the row's cosine precomputed (the same double).
+    const sinHalfLat = Math.sin(((latitude[row]! - lat0) * TO_RADIANS) / 2);
+    const sinHalfLng = Math.sin(((longitude[row]! - lng0) * TO_RADIANS) / 2);
+    const h = sinHalfLat * sinHalfLat + cosLat0 * cosLatitude[row]! * (sinHalfLng * sinHalfLng);
+    if (h > far) continue;
+    const d = Math.floor(2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h))) + 0.5);
     if (d > radius) continue;
     matches[kept] = row;
     distances[kept++] = d;

@@ -14,7 +14,7 @@ import type { ResponseSlabs } from '../../http/response-slabs.ts';
 import { ErrorResponse } from '../../http/schemas.ts';
 import { listingFromFragment, listingListContent, sendListingExport } from '../listings/listing-export.ts';
 import { RentalSearchQuery, SaleSearchQuery, SearchResponse, searchErrors } from './search.schema.ts';
-import type { SearchQuery, SearchService } from './search.service.ts';
+import { DISTANCE_MEMBER, type SearchQuery, type SearchService } from './search.service.ts';
 
 const OPERATIONS = [
   {
@@ -73,7 +73,16 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
         const page = { page: query.page ?? 1, perPage: capped.perPage };
         // Page and body live in slabs returned to the pool when the response has been written.
         const memory = slabs.memoryFor(reply.raw);
-        const result = await search.find(listingType, query, page, request.caller.tier, memory);
+        // JSON splices each result's distance while writing the body; exports take them spliced.
+        const distancesApart = format === 'json';
+        const result = await search.find(
+          listingType,
+          query,
+          page,
+          request.caller.tier,
+          memory,
+          distancesApart,
+        );
         assertPageInRange(page, result.total);
         const meta = paginatedMeta(
           request,
@@ -90,7 +99,8 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
         }
         // Listings arrive pre-serialized from the summary cache; the body is spliced
         // rather than re-encoded. Tests validate it against SearchResponse.
-        return sendJsonText(reply, listBodyFromFragments(result.items, meta, memory));
+        const distances = result.distances && { prefix: DISTANCE_MEMBER, values: result.distances };
+        return sendJsonText(reply, listBodyFromFragments(result.items, meta, memory, distances));
       },
     );
   }

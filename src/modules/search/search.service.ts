@@ -14,6 +14,7 @@ import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Dialect } from '../../platform/db/database.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import { memberBytes, memberPrefix, writeWithMember } from '../../platform/json-bytes.ts';
 import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import { type CachedJson, VersionedJsonCache } from '../../platform/versioned-json-cache.ts';
 import type { AreaTree } from '../../reference/areas.ts';
@@ -60,8 +61,14 @@ export interface ResolvedAreas {
 }
 
 export interface SearchPage {
-  /** Serialized ListingSummary objects (UTF-8 JSON), in result order. */
+  /**
+   * Serialized ListingSummary objects (UTF-8 JSON), in result order; with
+   * `near`, each has its `distance`, unless the caller asked for them apart
+   * (`distances`).
+   */
   items: Buffer[];
+  /** With `near` and `distancesApart`: each item's distance, for the caller to splice (`withDistances`). */
+  distances?: number[];
   total: number;
   /** True when every listing on the page has its detail record. */
   allDetailScraped: boolean;
@@ -123,61 +130,34 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
  */
 export type PageMemory = (size: number) => Buffer;
 
-/** `,"distance":` — what `withDistances` puts before each number. */
-const DISTANCE_MEMBER = Buffer.from(',"distance":');
-const CLOSE_BRACE = 0x7d;
-const DIGIT_ZERO = 0x30;
+/** `,"distance":` — what comes before each result's distance. */
+export const DISTANCE_MEMBER = memberPrefix('distance');
 
 /**
  * Cached summaries with the search's `distance` added as their last member:
  * a summary is cached without it (it depends on the query), so it is spliced
  * in rather than re-serializing the object. All of a page's summaries go into
  * one buffer (each result a slice of it): a buffer and a string per result
- * cost a sixth of a geo search's time.
+ * cost a sixth of a geo search's time. The JSON route does not call this: it
+ * splices the distances while writing the body (`listBodyFromFragments`).
  */
-function withDistances(
+export function withDistances(
   summaries: readonly Buffer[],
   distances: readonly number[],
-  memory: PageMemory,
+  memory: PageMemory = Buffer.allocUnsafe,
 ): Buffer[] {
   let size = 0;
-  for (let i = 0; i < summaries.length; i++) {
-    size += summaries[i]!.length + DISTANCE_MEMBER.length + decimalDigits(distances[i]!);
-  }
+  for (let i = 0; i < summaries.length; i++)
+    size += summaries[i]!.length + memberBytes(DISTANCE_MEMBER, distances[i]!);
   const page = memory(size);
   const out: Buffer[] = [];
   let at = 0;
   for (let i = 0; i < summaries.length; i++) {
-    const summary = summaries[i]!;
     const start = at;
-    // A serialized summary ends with its closing brace (no trailing whitespace): overwritten by the member.
-    page.set(summary, at);
-    at += summary.length - 1;
-    page.set(DISTANCE_MEMBER, at);
-    at += DISTANCE_MEMBER.length;
-    at = writeDecimal(page, at, distances[i]!);
-    page[at++] = CLOSE_BRACE;
+    at = writeWithMember(page, at, summaries[i]!, DISTANCE_MEMBER, distances[i]!);
     out.push(page.subarray(start, at));
   }
   return out;
-}
-
-/** Digits of a whole, non-negative number (distances are whole metres). */
-function decimalDigits(n: number): number {
-  let digits = 1;
-  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-  return digits;
-}
-
-/** Writes a whole, non-negative number in decimal at `at`; returns the index after it. */
-function writeDecimal(target: Buffer, at: number, n: number): number {
-  const end = at + decimalDigits(n);
-  let rest = n;
-  for (let i = end - 1; i >= at; i--) {
-    target[i] = DIGIT_ZERO + (rest % 10);
-    rest = Math.floor(rest / 10);
-  }
-  return end;
 }
 
 /**
@@ -308,6 +288,7 @@ export class SearchService {
     page: { page: number; perPage: number },
     tier: Tier,
     memory: PageMemory = Buffer.allocUnsafe,
+    distancesApart = false,
   ): Promise<SearchPage & { meta: Freshness & { areas?: ResolvedAreaInput[] } }> {
     if (page.page * page.perPage > MAX_RESULT_WINDOW) {
       throw ApiError.invalidParam({
@@ -318,7 +299,7 @@ export class SearchService {
     }
     const criteria = this.toCriteria(listingType, query);
     const version = await this.dataVersion.version();
-    const result = await this.search(criteria, page.page, page.perPage, version, memory);
+    const result = await this.search(criteria, page.page, page.perPage, version, memory, distancesApart);
     const freshness = await this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
     // `meta.areas` echoes the resolved areas; list meta is built by spreading this object.
     const areas = this.resolveAreas(query.areas)?.inputs;
@@ -463,6 +444,7 @@ export class SearchService {
     perPage: number,
     dataVersion: string,
     memory: PageMemory = Buffer.allocUnsafe,
+    distancesApart = false,
   ): Promise<SearchPage> {
     const offset = (page - 1) * perPage;
     const nowMs = criteria.now.getTime();
@@ -513,7 +495,7 @@ export class SearchService {
         if (memo.size > this.cache.capacity) this.summaryMemos.delete(index);
         if (carried.byId.size > this.cache.capacity) carried.byId.clear();
       }
-      return pageOf(found, total, distances, memory);
+      return pageOf(found, total, distances, distancesApart ? null : memory);
     }
     const { ids, total, distances } = await searchListingIds(
       this.db,
@@ -533,7 +515,7 @@ export class SearchService {
         found[i] ??= fresh.get(id);
       });
     }
-    return pageOf(found, total, distances, memory);
+    return pageOf(found, total, distances, distancesApart ? null : memory);
   }
 
   /**
@@ -611,7 +593,8 @@ function pageOf(
   found: (CachedJson | undefined)[],
   total: number,
   distances: number[] | undefined,
-  memory: PageMemory,
+  /** Where distances are spliced into the items; null leaves them apart (`SearchPage.distances`). */
+  memory: PageMemory | null,
 ): SearchPage {
   const items: Buffer[] = [];
   const kept: number[] = [];
@@ -623,5 +606,7 @@ function pageOf(
     if (distances) kept.push(distances[i]!);
     allDetailScraped &&= entry.detailScraped;
   }
-  return { items: distances ? withDistances(items, kept, memory) : items, total, allDetailScraped };
+  if (!distances) return { items, total, allDetailScraped };
+  if (memory === null) return { items, distances: kept, total, allDetailScraped };
+  return { items: withDistances(items, kept, memory), total, allDetailScraped };
 }
