@@ -58,6 +58,11 @@ const NO_CELL = 2 ** 32 - 1;
 const gridRow = (latitude: number) => Math.floor((latitude + 90) / GRID_LAT_DEG);
 const gridColumn = (longitude: number) => Math.floor((longitude + 180) / GRID_LNG_DEG);
 
+/** The grid cell (row, column) a point falls in. */
+export function gridCellOf(latitude: number, longitude: number): { row: number; column: number } {
+  return { row: gridRow(latitude), column: gridColumn(longitude) };
+}
+
 /** Rows per keyset page on a worker thread, where a long statement blocks no request. */
 const WORKER_PAGE_ROWS = 8192;
 
@@ -954,7 +959,8 @@ export class ListingIndex {
     if (c.sort === 'DISTANCE') {
       // The service admits DISTANCE only with `near`.
       if (near === null) throw new Error('sort DISTANCE without near');
-      rows = pageByDistance(p, c.sortDir === 'ASC', count, limit, offset);
+      const byDistance = pageByDistance(p, c.sortDir === 'ASC', count, limit, offset);
+      return { rows: byDistance.rows, total: count, distances: byDistance.distances };
     } else if (c.sort === 'DAYS_ON_MARKET' && !activeOnly) {
       rows = pageByDaysOnMarket(p, c, count, limit, offset);
     } else {
@@ -1013,6 +1019,8 @@ function collectGeoMatches(
   const firstColumn = gridColumn(box.minLng);
   const lastColumn = gridColumn(box.maxLng);
   const exact = geo.box;
+  // Cells of the box's corners that lie wholly outside near's circle are not read.
+  const reach = geo.near ? new CircleReach(geo.near) : null;
   const { gridRows, gridKeys, latitude, longitude, areaSlot, matches } = p;
   let count = 0;
   for (const status of statuses) {
@@ -1024,10 +1032,15 @@ function collectGeoMatches(
     for (let y = firstRow; y <= lastRow && at < end; y++) {
       at = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + firstColumn);
       const runEnd = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + lastColumn + 1);
+      const rowReach = reach?.forGridRow(y) ?? null;
       // Cell by cell: a cell's rows ascend, so its part of the price band is one
       // run found by two binary searches instead of a test of every row.
       while (at < runEnd) {
         const cellEnd = lowerBoundKeys(gridKeys, at, runEnd, gridKeys[at]! + 1);
+        if (rowReach?.outside(gridKeys[at]! - y * GRID_COLUMNS)) {
+          at = cellEnd;
+          continue;
+        }
         let k = lowerBoundIn(gridRows, at, cellEnd, priceFrom);
         const bandEnd = lowerBoundIn(gridRows, k, cellEnd, priceTo);
         for (; k < bandEnd; k++) {
@@ -1047,6 +1060,62 @@ function collectGeoMatches(
     }
   }
   return count;
+}
+
+/** How far `value` lies outside [from, to] (0 inside). */
+function gap(from: number, to: number, value: number): number {
+  return Math.max(0, from - value, value - to);
+}
+
+/**
+ * Which grid cells lie wholly beyond a circle: a lower bound of the distance
+ * from the centre to any point of a cell, over the radius, rules a cell out.
+ *
+ * The bound: with Δφ and Δλ the smallest latitude and longitude differences
+ * to the cell (radians), and φmax the largest |latitude| of the centre and
+ * the cell, the haversine distance d satisfies
+ * sin(d/2R)² = sin(Δφ/2)² + cos φ1 cos φ2 sin(Δλ/2)² ≥ (1 − ε)² ((Δφ/2)² + cos² φmax (Δλ/2)²),
+ * since sin x ≥ x(1 − x²/6) and cos φ1 cos φ2 ≥ cos² φmax; so
+ * d ≥ (1 − ε) R √(Δφ² + cos² φmax Δλ²), with ε below 1e-5 for every radius
+ * allowed. A cell is skipped only when that bound, less 1%, is past the
+ * radius by a metre: never a row the exact test would keep.
+ */
+export class CircleReach {
+  private readonly latitude: number;
+  private readonly longitude: number;
+  private readonly limit: number;
+
+  constructor(near: NearCircle) {
+    this.latitude = near.latitude;
+    this.longitude = near.longitude;
+    this.limit = (near.radiusM + 1) / (0.99 * EARTH_RADIUS_M);
+  }
+
+  /** The test for the cells of grid row `y` (the latitude part is the same for all of them). */
+  forGridRow(y: number): { outside(column: number): boolean } {
+    const south = y * GRID_LAT_DEG - 90;
+    const north = south + GRID_LAT_DEG;
+    const dLat = Math.max(0, south - this.latitude, this.latitude - north) * TO_RADIANS;
+    const farthest = Math.max(Math.abs(this.latitude), Math.abs(south), Math.abs(north));
+    const cosMax = Math.cos(Math.min(90, farthest) * TO_RADIANS);
+    const limit = this.limit;
+    const longitude = this.longitude;
+    return {
+      outside(column: number): boolean {
+        const west = column * GRID_LNG_DEG - 180;
+        const east = west + GRID_LNG_DEG;
+        // Also the other way round the globe (a box spanning every longitude reaches across the antimeridian).
+        const dLng =
+          Math.min(
+            gap(west, east, longitude),
+            gap(west, east, longitude - 360),
+            gap(west, east, longitude + 360),
+          ) * TO_RADIANS;
+        const eastWest = cosMax * dLng;
+        return dLat * dLat + eastWest * eastWest > limit * limit;
+      },
+    };
+  }
 }
 
 /**
@@ -1108,12 +1177,19 @@ const distanceScratch = {
 
 /**
  * The page by distance from `near` (then id, both in the requested
- * direction). Every match is within the radius (≤ MAX_RADIUS_M whole metres),
+ * direction), with each row's distance (read back from its sort key rather
+ * than computed again). Every match is within the radius (≤ MAX_RADIUS_M whole metres),
  * so, as for days on market, a histogram of distances finds the distances
  * the page covers and only those matches are sorted.
  */
-function pageByDistance(p: Partition, asc: boolean, count: number, limit: number, offset: number): number[] {
-  if (offset >= count) return [];
+function pageByDistance(
+  p: Partition,
+  asc: boolean,
+  count: number,
+  limit: number,
+  offset: number,
+): { rows: number[]; distances: number[] } {
+  if (offset >= count) return { rows: [], distances: [] };
   // Left beside the matches by keepWithinRadius.
   const distances = p.positions;
   let maxDistance = 0;
@@ -1156,10 +1232,17 @@ function pageByDistance(p: Partition, asc: boolean, count: number, limit: number
   }
   const sorted = keys.subarray(0, n).sort();
   const from = offset - skipped;
-  return Array.from(sorted.subarray(from, from + limit), (key) => {
+  const page = sorted.subarray(from, from + limit);
+  const rows: number[] = new Array(page.length);
+  const pageDistances: number[] = new Array(page.length);
+  for (let i = 0; i < page.length; i++) {
+    const key = page[i]!;
     const id = key % idSpan;
-    return p.rowOfId[asc ? id : p.size - 1 - id]!;
-  });
+    const walked = (key - id) / idSpan;
+    rows[i] = p.rowOfId[asc ? id : p.size - 1 - id]!;
+    pageDistances[i] = asc ? walked : maxDistance - walked;
+  }
+  return { rows, distances: pageDistances };
 }
 
 /** A fresh mark value for `marks` and `rowMarks` (wrapping clears both). */
