@@ -37,6 +37,13 @@ export interface PipelineBenchResult {
     reads: number;
     staleReads: number;
     refreshTriggered: number;
+    /**
+     * Refresh cycles the burst started: what single flight bounds. One cycle
+     * reads as many pages as the changes since the last refresh fill (keyset
+     * pages on ModificationTimestamp, one request each).
+     */
+    refreshCycles: number;
+    /** Every upstream request, the cycle's pages. */
     upstreamRequests: number;
   };
 }
@@ -148,7 +155,7 @@ export async function runPipelineBench(
     log('▶ single-flight: 100 concurrent stale reads by a Business key…');
     const singleFlight = await singleFlightBench(appConfig, store, origin.url, at);
     log(
-      `  ${singleFlight.refreshTriggered} reads reported a refresh; upstream requests: ${singleFlight.upstreamRequests}`,
+      `  ${singleFlight.refreshTriggered} reads reported a refresh; refresh cycles: ${singleFlight.refreshCycles}, upstream requests (its pages): ${singleFlight.upstreamRequests}`,
     );
     return { fullRefresh, singleFlight };
   } finally {
@@ -166,6 +173,7 @@ async function singleFlightBench(
   // Three hours after the full refresh: stale for Business (30 min).
   const clock = new ManualClock(at.getTime() + 3 * HOUR_MS);
   let upstreamRequests = 0;
+  let refreshCycles = 0;
   // A feed answering in about a second (as real ones do), so the burst overlaps the refresh.
   const countingFetch: typeof fetch = async (input, init) => {
     upstreamRequests++;
@@ -180,8 +188,15 @@ async function singleFlightBench(
     marketClock: clock,
     limitsNamespace: `stoop-bench-${process.pid}`,
     refresher: (parts) => {
-      refresher = new Refresher({ ...parts, source, pageSize: 5000 });
-      return refresher;
+      const created = new Refresher({ ...parts, source, pageSize: 5000 });
+      // A stale read starts a cycle through replicate() only when none is in flight (requestRefresh).
+      const replicate = created.replicate.bind(created);
+      created.replicate = () => {
+        refreshCycles++;
+        return replicate();
+      };
+      refresher = created;
+      return created;
     },
   });
   const app = await buildApp(composition.services, { logger: false });
@@ -207,6 +222,7 @@ async function singleFlightBench(
       reads: reads.length,
       staleReads: reads.filter((r) => r.meta?.source === 'stale').length,
       refreshTriggered: reads.filter((r) => r.meta?.refreshTriggered === true).length,
+      refreshCycles,
       upstreamRequests,
     };
   } finally {
@@ -226,9 +242,9 @@ export function checkPipelineTargets(result: PipelineBenchResult): TargetCheck[]
       detail: `${fullRefresh.listingsPerSecond} listings/s (${fullRefresh.listings} in ${fullRefresh.seconds.toFixed(1)} s)`,
     },
     {
-      name: 'single-flight: 100 concurrent stale reads = 1 upstream call',
-      pass: singleFlight.upstreamRequests === 1 && singleFlight.refreshTriggered === singleFlight.reads,
-      detail: `${singleFlight.upstreamRequests} upstream call(s); ${singleFlight.refreshTriggered}/${singleFlight.reads} reads reported refreshTriggered`,
+      name: 'single-flight: 100 concurrent stale reads = 1 refresh cycle',
+      pass: singleFlight.refreshCycles === 1 && singleFlight.refreshTriggered === singleFlight.reads,
+      detail: `${singleFlight.refreshCycles} refresh cycle(s), ${singleFlight.upstreamRequests} upstream request(s) (its pages); ${singleFlight.refreshTriggered}/${singleFlight.reads} reads reported refreshTriggered`,
     },
   ];
 }
@@ -240,6 +256,6 @@ export function formatPipeline(result: PipelineBenchResult): string {
     '| pipeline | figure |',
     '|---|---|',
     `| full refresh (simulator → RESO over HTTP → store, change detection) | ${f.listingsPerSecond} listings/s: ${f.listings} listings in ${f.seconds.toFixed(1)} s (${f.updated} changed, ${f.unchanged} unchanged, ${f.events} events) |`,
-    `| 100 concurrent stale Business reads | ${s.upstreamRequests} upstream call, ${s.refreshTriggered} reads with refreshTriggered |`,
+    `| 100 concurrent stale Business reads | ${s.refreshCycles} refresh cycle (${s.upstreamRequests} upstream requests: its pages), ${s.refreshTriggered} reads with refreshTriggered |`,
   ].join('\n');
 }
