@@ -31,8 +31,8 @@ export class ResponseSlabs {
 
   /**
    * The one `finish` listener of every response that borrowed slabs (`this` is
-   * the response): made once per pool rather than a closure per response,
-   * which `once` would also wrap (measured ~1 µs a search).
+   * the response): made once per pool rather than a closure per slab, which
+   * `once` would also wrap in one of its own.
    */
   private readonly giveBack: (this: ServerResponse) => void;
 
