@@ -67,7 +67,7 @@ export interface SearchPage {
    * (`distances`).
    */
   items: Buffer[];
-  /** With `near` and `distancesApart`: each item's distance, for the caller to splice (`withDistances`). */
+  /** With `near` and `distancesApart`: each item's distance, for the caller to splice as it writes the body. */
   distances?: number[];
   total: number;
   /** True when every listing on the page has its detail record. */
@@ -141,11 +141,7 @@ export const DISTANCE_MEMBER = memberPrefix('distance');
  * cost a sixth of a geo search's time. The JSON route does not call this: it
  * splices the distances while writing the body (`listBodyFromFragments`).
  */
-export function withDistances(
-  summaries: readonly Buffer[],
-  distances: readonly number[],
-  memory: PageMemory = Buffer.allocUnsafe,
-): Buffer[] {
+function withDistances(summaries: readonly Buffer[], distances: readonly number[], memory: PageMemory): Buffer[] {
   let size = 0;
   for (let i = 0; i < summaries.length; i++)
     size += summaries[i]!.length + memberBytes(DISTANCE_MEMBER, distances[i]!);
