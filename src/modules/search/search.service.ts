@@ -141,7 +141,11 @@ export const DISTANCE_MEMBER = memberPrefix('distance');
  * cost a sixth of a geo search's time. The JSON route does not call this: it
  * splices the distances while writing the body (`listBodyFromFragments`).
  */
-function withDistances(summaries: readonly Buffer[], distances: readonly number[], memory: PageMemory): Buffer[] {
+function withDistances(
+  summaries: readonly Buffer[],
+  distances: readonly number[],
+  memory: PageMemory,
+): Buffer[] {
   let size = 0;
   for (let i = 0; i < summaries.length; i++)
     size += summaries[i]!.length + memberBytes(DISTANCE_MEMBER, distances[i]!);
