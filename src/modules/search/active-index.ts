@@ -14,10 +14,13 @@ import { yieldToEventLoop } from '../../platform/yield.ts';
 import {
   candidateBox,
   distanceFrom,
+  distanceOfTerm,
   type GeoCriteria,
+  haversineTerm,
   MAX_RADIUS_M,
   type NearCircle,
   TO_RADIANS,
+  termBeyond,
 } from './search.geo.ts';
 import type { IdPage, SearchCriteria } from './search.repository.ts';
 
@@ -1126,25 +1129,17 @@ export class CircleReach {
  */
 function keepWithinRadius(p: Partition, near: NearCircle, count: number): number {
   const radius = near.radiusM;
-  const lat0 = near.latitude;
-  const lng0 = near.longitude;
+  const { latitude: lat0, longitude: lng0 } = near;
   const cosLat0 = Math.cos(lat0 * TO_RADIANS);
-  // A haversine term above this is more than radius + 1 m away: rejected without
-  // the square root and arcsine. The metre of margin dwarfs the rounding of the
-  // few operations between h and the distance (~1e-9 m), so no row the exact
-  // test (`distanceFrom`) keeps is rejected here.
-  const farHalf = Math.sin(Math.min(Math.PI / 2, (radius + 1) / (2 * EARTH_RADIUS_M)));
-  const far = farHalf * farHalf;
+  const far = termBeyond(radius);
   const { matches, positions: distances, latitude, longitude, cosLatitude } = p;
   let kept = 0;
   for (let k = 0; k < count; k++) {
     const row = matches[k]!;
-    // distanceFrom's operations in its order, with the row's cosine precomputed (the same double).
-    const sinHalfLat = Math.sin(((latitude[row]! - lat0) * TO_RADIANS) / 2);
-    const sinHalfLng = Math.sin(((longitude[row]! - lng0) * TO_RADIANS) / 2);
-    const h = sinHalfLat * sinHalfLat + cosLat0 * cosLatitude[row]! * (sinHalfLng * sinHalfLng);
+    // distanceFrom's term, with the row's cosine kept in the index (the same double).
+    const h = haversineTerm(lat0, lng0, cosLat0, latitude[row]!, longitude[row]!, cosLatitude[row]!);
     if (h > far) continue;
-    const d = Math.floor(2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h))) + 0.5);
+    const d = distanceOfTerm(h);
     if (d > radius) continue;
     matches[kept] = row;
     distances[kept++] = d;

@@ -56,12 +56,42 @@ export function distanceFrom(near: Pick<NearCircle, 'latitude' | 'longitude'>) {
   const lat0 = near.latitude;
   const lng0 = near.longitude;
   const cosLat0 = Math.cos(lat0 * TO_RADIANS);
-  return (latitude: number, longitude: number): number => {
-    const sinHalfLat = Math.sin(((latitude - lat0) * TO_RADIANS) / 2);
-    const sinHalfLng = Math.sin(((longitude - lng0) * TO_RADIANS) / 2);
-    const h = sinHalfLat * sinHalfLat + cosLat0 * Math.cos(latitude * TO_RADIANS) * (sinHalfLng * sinHalfLng);
-    return Math.floor(2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h))) + 0.5);
-  };
+  return (latitude: number, longitude: number): number =>
+    distanceOfTerm(haversineTerm(lat0, lng0, cosLat0, latitude, longitude, Math.cos(latitude * TO_RADIANS)));
+}
+
+/**
+ * The haversine term h of the distance from (lat0, lng0) to a point, given
+ * both latitudes' cosines (`Math.cos(latitude × TO_RADIANS)`, which a caller
+ * may keep per point: the same double). `distanceFrom` is `distanceOfTerm` of it.
+ */
+export function haversineTerm(
+  lat0: number,
+  lng0: number,
+  cosLat0: number,
+  latitude: number,
+  longitude: number,
+  cosLatitude: number,
+): number {
+  const sinHalfLat = Math.sin(((latitude - lat0) * TO_RADIANS) / 2);
+  const sinHalfLng = Math.sin(((longitude - lng0) * TO_RADIANS) / 2);
+  return sinHalfLat * sinHalfLat + cosLat0 * cosLatitude * (sinHalfLng * sinHalfLng);
+}
+
+/** The rounded distance (metres) of a haversine term. */
+export function distanceOfTerm(h: number): number {
+  return Math.floor(2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h))) + 0.5);
+}
+
+/**
+ * A haversine term above this is more than `radiusM` + 1 m away, so its
+ * rounded distance is past `radiusM`: rows can be rejected on the term alone,
+ * without the square root and arcsine. The metre of margin dwarfs the
+ * rounding of the few operations between the term and the distance (~1e-9 m).
+ */
+export function termBeyond(radiusM: number): number {
+  const half = Math.sin(Math.min(Math.PI / 2, (radiusM + 1) / (2 * EARTH_RADIUS_M)));
+  return half * half;
 }
 
 /**

@@ -73,15 +73,14 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRouteServices> = asyn
         const page = { page: query.page ?? 1, perPage: capped.perPage };
         // Page and body live in slabs returned to the pool when the response has been written.
         const memory = slabs.memoryFor(reply.raw);
-        // JSON splices each result's distance while writing the body; exports take them spliced.
-        const distancesApart = format === 'json';
+        // JSON splices each result's distance while writing the body (no memory for the
+        // service to splice them in); exports take them spliced.
         const result = await search.find(
           listingType,
           query,
           page,
           request.caller.tier,
-          memory,
-          distancesApart,
+          format === 'json' ? null : memory,
         );
         assertPageInRange(page, result.total);
         const meta = paginatedMeta(

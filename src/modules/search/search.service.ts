@@ -67,7 +67,7 @@ export interface SearchPage {
    * (`distances`).
    */
   items: Buffer[];
-  /** With `near` and `distancesApart`: each item's distance, for the caller to splice as it writes the body. */
+  /** With `near`, when the caller passed no memory to splice them in: each item's distance, for it to splice as it writes the body. */
   distances?: number[];
   total: number;
   /** True when every listing on the page has its detail record. */
@@ -125,8 +125,10 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
 /**
  * Where a search writes the page's summaries when it has to copy them (a geo
  * search adds each result's `distance`): `size` uninitialized bytes that
- * stay untouched for as long as the page is used. The HTTP route passes
- * memory that lives as long as its response (src/http/response-slabs.ts).
+ * stay untouched for as long as the page is used. An export passes memory
+ * that lives as long as its response (src/http/response-slabs.ts); a caller
+ * that splices the distances itself as it writes the body passes null instead
+ * (`SearchPage.distances`).
  */
 export type PageMemory = (size: number) => Buffer;
 
@@ -287,8 +289,7 @@ export class SearchService {
     query: SearchQuery,
     page: { page: number; perPage: number },
     tier: Tier,
-    memory: PageMemory = Buffer.allocUnsafe,
-    distancesApart = false,
+    memory: PageMemory | null = Buffer.allocUnsafe,
   ): Promise<SearchPage & { meta: Freshness & { areas?: ResolvedAreaInput[] } }> {
     if (page.page * page.perPage > MAX_RESULT_WINDOW) {
       throw ApiError.invalidParam({
@@ -299,7 +300,7 @@ export class SearchService {
     }
     const criteria = this.toCriteria(listingType, query);
     const version = await this.dataVersion.version();
-    const result = await this.search(criteria, page.page, page.perPage, version, memory, distancesApart);
+    const result = await this.search(criteria, page.page, page.perPage, version, memory);
     const freshness = await this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
     // `meta.areas` echoes the resolved areas; list meta is built by spreading this object.
     const areas = this.resolveAreas(query.areas)?.inputs;
@@ -443,8 +444,7 @@ export class SearchService {
     page: number,
     perPage: number,
     dataVersion: string,
-    memory: PageMemory = Buffer.allocUnsafe,
-    distancesApart = false,
+    memory: PageMemory | null = Buffer.allocUnsafe,
   ): Promise<SearchPage> {
     const offset = (page - 1) * perPage;
     const nowMs = criteria.now.getTime();
@@ -495,7 +495,7 @@ export class SearchService {
         if (memo.size > this.cache.capacity) this.summaryMemos.delete(index);
         if (carried.byId.size > this.cache.capacity) carried.byId.clear();
       }
-      return pageOf(found, total, distances, distancesApart ? null : memory);
+      return pageOf(found, total, distances, memory);
     }
     const { ids, total, distances } = await searchListingIds(
       this.db,
@@ -515,7 +515,7 @@ export class SearchService {
         found[i] ??= fresh.get(id);
       });
     }
-    return pageOf(found, total, distances, distancesApart ? null : memory);
+    return pageOf(found, total, distances, memory);
   }
 
   /**
