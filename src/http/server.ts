@@ -26,6 +26,7 @@ import { installErrorHandling } from './error-handler.ts';
 import { ApiError, errorBody } from './errors.ts';
 import { completeOpenApiDocument, loadOpenApiExamples, openApiServers } from './openapi-document.ts';
 import { redactingLogOptions } from './redact.ts';
+import { buildResponseSerializer } from './serializer.ts';
 import { buildRequestValidator, rejectQueryWithoutDeclaredParameters } from './validation.ts';
 
 /** The HTTP application with the TypeBox type provider, set once here: route plugins get it typed. */
@@ -110,7 +111,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     },
     // Query strings and path parameters are coerced from text (numbers must be finite decimals,
     // no NUL characters); JSON bodies are never coerced. See src/http/validation.ts.
-    schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
+    // Responses are serialized by fast-json-stringify with unions it can decide without a validator (./serializer.ts).
+    schemaController: {
+      compilersFactory: { buildValidator: buildRequestValidator, buildSerializer: buildResponseSerializer },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest('caller', null as never);
