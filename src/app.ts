@@ -50,7 +50,11 @@ import { DataVersion } from './modules/freshness/data-version.ts';
 import { FreshnessPolicy } from './modules/freshness/freshness-policy.ts';
 import { noUpstream, type RefreshPort } from './modules/freshness/refresh-port.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
-import { HealthService, type HealthSources } from './modules/health/health.service.ts';
+import {
+  type BackgroundJobStatus,
+  HealthService,
+  type HealthSources,
+} from './modules/health/health.service.ts';
 import { marketCachesProbe, ReadinessRegistry, searchIndexProbe } from './modules/health/readiness.ts';
 import { homeRoutes } from './modules/home/home.routes.ts';
 import { ApiKeyResolver } from './modules/keys/api-key-resolver.ts';
@@ -74,7 +78,7 @@ import { PropertyService } from './modules/property/property.service.ts';
 import { IndexWorkerClient } from './modules/search/index-worker-client.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { SEARCH_SCHEMAS } from './modules/search/search.schema.ts';
-import { SearchService } from './modules/search/search.service.ts';
+import { SearchService, type SummaryWarmStatus } from './modules/search/search.service.ts';
 import { usageRoutes } from './modules/usage/usage.routes.ts';
 import { UsageSchema } from './modules/usage/usage.schema.ts';
 import { UsageService } from './modules/usage/usage.service.ts';
@@ -228,6 +232,18 @@ export function createRefresher(
   });
 }
 
+/** The summary warm-up (SearchService) as health lists background jobs: it runs after each index swap. */
+function summaryWarmJob(status: SummaryWarmStatus): BackgroundJobStatus {
+  return {
+    name: 'search-summaries',
+    running: status.running,
+    lastRunAt: status.lastWarmedAt,
+    nextRunAt: null,
+    lastError: null,
+    progress: { warmed: status.warmed, of: status.of },
+  };
+}
+
 /** Builds every service and job over an open, migrated store. Reads the area tree once. */
 export async function compose(options: ComposeOptions): Promise<Composition> {
   const { config, store } = options;
@@ -304,7 +320,8 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
   const healthSources: HealthSources = {
     readiness,
     // Jobs are built below, from the services; health is never asked before compose returns.
-    jobs: () => jobs.status(),
+    // The search service's summary warm-up is background work of this node too.
+    jobs: () => [...jobs.status(), summaryWarmJob(search.summaryWarmStatus())],
     coverage: () => readCoverage(store.db),
   };
   const webhookPolicy = config.webhooks;

@@ -82,10 +82,20 @@ describe.each(['index', 'sql'] as const)('search days on market (%s path)', (pat
         .executeTakeFirstOrThrow();
     active = await pick('ACTIVE');
     closed = await pick('OFF_MARKET');
-    await t.store.db.updateTable('listings').set({ listed_at: LISTED }).where('id', '=', active.id).execute();
+    // As every writer does, each change moves the listing's revision (summaries rendered before it are not reused).
     await t.store.db
       .updateTable('listings')
-      .set({ listed_at: LISTED, off_market_at: LEFT, contract_at: null })
+      .set((eb) => ({ listed_at: LISTED, revision: eb('revision', '+', 1) }))
+      .where('id', '=', active.id)
+      .execute();
+    await t.store.db
+      .updateTable('listings')
+      .set((eb) => ({
+        listed_at: LISTED,
+        off_market_at: LEFT,
+        contract_at: null,
+        revision: eb('revision', '+', 1),
+      }))
       .where('id', '=', closed.id)
       .execute();
     await setScopeTimes(t.store.db, ['search:rental'], new Date(TEST_NOW.getTime() + 1000));

@@ -51,7 +51,11 @@ async function send(method: string, path: string, body?: unknown, key = business
 
 /** Changes a listing in the store as a refresh would, and tells the read paths. */
 async function setPrice(id: string, price: number): Promise<void> {
-  await t.store.db.updateTable('listings').set({ price }).where('id', '=', id).execute();
+  await t.store.db
+    .updateTable('listings')
+    .set((eb) => ({ price, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
   await markChanged(t.store.db, 'search:rental', t.clock.now());
   t.ctx.dataVersion.invalidate();
 }

@@ -54,7 +54,7 @@ export const BackgroundJobSchema = Type.Object({
     ],
     {
       description:
-        'What the job reports of its progress, as flat figures named by the job (the snapshot job: its coverage dates and `complete`); null when it reports none.',
+        'What the job reports of its progress, as flat figures named by the job (the snapshot job: its coverage dates and `complete`; `search-summaries`, the warm-up of the serialized search results after each index swap: `warmed` of `of` active listings); null when it reports none.',
     },
   ),
 });

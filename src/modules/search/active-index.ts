@@ -837,6 +837,11 @@ export class ListingIndex {
     return this.partitions[listingType].ids.at(row);
   }
 
+  /** How many of the listing type's rows are ACTIVE: rows `0` to this (not included), as rows sort by status first. */
+  activeRowCount(listingType: ListingType): number {
+    return this.partitions[listingType].segments[LISTING_STATUSES.indexOf('ACTIVE') + 1]!;
+  }
+
   /** The listing's `revision` when this index read it. */
   revisionAt(listingType: ListingType, row: number): number {
     return this.partitions[listingType].revision[row]!;
