@@ -44,6 +44,8 @@ const DIALECT_INDEPENDENT = [
   'test/params.error.test.ts',
   'test/search.geo.error.test.ts',
   'test/openapi.examples.test.ts',
+  // The response serializer against the documented examples (schemas and fast-json-stringify only).
+  'test/http.serializer.test.ts',
   'test/openapi.contract.test.ts',
   'test/demo-calibration.test.ts',
   // No store at all: the demo generator and lots, the RESO client against a misbehaving upstream,

@@ -837,9 +837,11 @@ export class ListingIndex {
     return this.partitions[listingType].ids.at(row);
   }
 
-  /** How many of the listing type's rows are ACTIVE: rows `0` to this (not included), as rows sort by status first. */
-  activeRowCount(listingType: ListingType): number {
-    return this.partitions[listingType].segments[LISTING_STATUSES.indexOf('ACTIVE') + 1]!;
+  /** The listing type's ACTIVE rows: `from` up to (not including) `to` (rows sort by status first). */
+  activeRows(listingType: ListingType): { from: number; to: number } {
+    const { segments } = this.partitions[listingType];
+    const status = LISTING_STATUSES.indexOf('ACTIVE');
+    return { from: segments[status]!, to: segments[status + 1]! };
   }
 
   /** The listing's `revision` when this index read it. */

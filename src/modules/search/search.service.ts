@@ -423,6 +423,8 @@ export class SearchService {
    * summaries already held or taken over cost a lookup. Single-flight: an
    * index swapped in meanwhile is warmed next. A failed read ends it
    * (searches render what they lack, as without it); the next index tries again.
+   * At most half the memo's capacity is warmed (all of the demo's ~43k active
+   * listings; a larger feed warms its cheapest rentals, then sales, up to that).
    */
   private warmSummaries(): void {
     if (this.warming !== null || this.closed) return;
@@ -444,13 +446,20 @@ export class SearchService {
 
   private async warmIndex(index: ListingIndex): Promise<void> {
     const types: ListingType[] = ['rental', 'sale'];
-    const of = types.reduce((sum, listingType) => sum + index.activeRowCount(listingType), 0);
+    // Within half the summaries a memo may hold: searches keep what they add, and a full memo starts over.
+    let budget = Math.floor(this.cache.capacity / 2);
+    const spans = types.map((listingType) => {
+      const { from, to } = index.activeRows(listingType);
+      const end = Math.min(to, from + budget);
+      budget -= end - from;
+      return { listingType, from, end };
+    });
+    const of = spans.reduce((sum, span) => sum + span.end - span.from, 0);
     this.warmProgress = { ...this.warmProgress, warmed: 0, of };
-    for (const listingType of types) {
-      const count = index.activeRowCount(listingType);
-      for (let from = 0; from < count; from += WARM_BATCH_ROWS) {
+    for (const { listingType, from, end } of spans) {
+      for (let at = from; at < end; at += WARM_BATCH_ROWS) {
         if (this.index !== index || this.closed) return;
-        const rows = Array.from({ length: Math.min(WARM_BATCH_ROWS, count - from) }, (_, i) => from + i);
+        const rows = Array.from({ length: Math.min(WARM_BATCH_ROWS, end - at) }, (_, i) => at + i);
         await this.summariesAt(index, listingType, rows, this.clock.now());
         this.warmProgress.warmed += rows.length;
         await yieldToEventLoop();
