@@ -105,7 +105,7 @@ describe('summary warm-up', () => {
       const rendered = renders.mock.calls.reduce((n, [ids]) => n + ids.length, 0);
       expect(rendered).toBe(await activeListings());
       // Each step renders about a search's worth, never all at once.
-      expect(Math.max(...renders.mock.calls.map(([ids]) => ids.length))).toBeLessThanOrEqual(50);
+      expect(Math.max(...renders.mock.calls.map(([ids]) => ids.length))).toBeLessThanOrEqual(16);
 
       renders.mockClear();
       await search('rentals?perPage=50&sort=PRICE');

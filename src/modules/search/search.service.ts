@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { type Amenity, amenityMask } from '../../domain/amenities.ts';
 import type { Freshness } from '../../domain/freshness.ts';
@@ -17,7 +18,6 @@ import type { Database } from '../../platform/db/tables.ts';
 import { memberBytes, memberPrefix, writeWithMember } from '../../platform/json-bytes.ts';
 import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import { type CachedJson, VersionedJsonCache } from '../../platform/versioned-json-cache.ts';
-import { yieldToEventLoop } from '../../platform/yield.ts';
 import type { AreaTree } from '../../reference/areas.ts';
 import { type ResolvedAreaInput, resolveAreaList } from '../areas/area-input.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
@@ -417,9 +417,9 @@ export class SearchService {
    * of the searches that would read them (`summariesAt`): after a start, and
    * after a move of the buildings data dropped every summary the next index
    * could take over. Without it a search reads and renders up to a page of
-   * them on the request thread (~50 µs a search on average in the first
-   * seconds after a start, against ~8 once warm). A batch at a time, about one
-   * search's worth of reads, with the event loop free between batches;
+   * them on the request thread (~45 µs a search on average in the first
+   * seconds after a start, against ~8 once warm). A small batch at a time,
+   * paced, with the event loop free between batches (WARM_BATCH_ROWS);
    * summaries already held or taken over cost a lookup. Single-flight: an
    * index swapped in meanwhile is warmed next. A failed read ends it
    * (searches render what they lack, as without it); the next index tries again.
@@ -460,9 +460,12 @@ export class SearchService {
       for (let at = from; at < end; at += WARM_BATCH_ROWS) {
         if (this.index !== index || this.closed) return;
         const rows = Array.from({ length: Math.min(WARM_BATCH_ROWS, end - at) }, (_, i) => at + i);
+        const started = performance.now();
         await this.summariesAt(index, listingType, rows, this.clock.now());
         this.warmProgress.warmed += rows.length;
-        await yieldToEventLoop();
+        // Paced to about a quarter of the thread: the summaries it keeps survive every young-generation
+        // collection, so at full speed it also made those collections long (see WARM_BATCH_ROWS).
+        await sleep(Math.max(1, WARM_PACE * (performance.now() - started)));
       }
     }
     this.warmedIndex = index;
@@ -657,8 +660,17 @@ export class SearchService {
   }
 }
 
-/** Rows a step of the summary warm-up renders: about what one search lacking its whole page reads. */
-const WARM_BATCH_ROWS = 50;
+/**
+ * Rows a step of the summary warm-up renders, and the pause after a step (as a
+ * multiple of its time). Measured at the demo's full scale on a slow VM while
+ * requests ran: 50 rows took 2.2 ms on average and 223 of 867 steps took over
+ * 2 ms; 16 rows take ~0.9 ms, and with the pause ~20 of 2,709 steps take over
+ * 2 ms (the first step, which prepares its statement, and steps a
+ * young-generation collection lands in: up to ~20 ms, as it would under the
+ * searches that rendered the same summaries lazily). The warm-up then takes ~10 s.
+ */
+const WARM_BATCH_ROWS = 16;
+const WARM_PACE = 3;
 
 /** How the summary warm-up stands (`SearchService.summaryWarmStatus`). */
 export interface SummaryWarmStatus {
