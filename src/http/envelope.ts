@@ -140,12 +140,8 @@ export function listBodyChunks(items: readonly Buffer[], metaJson: string): Buff
     if (i > 0) parts.push(SEPARATOR);
     parts.push(item);
   });
-  parts.push(listTailOf(metaJson));
+  parts.push(Buffer.from(`${META_MEMBER}${metaJson}}`));
   return parts;
-}
-
-function listTailOf(metaJson: string): Buffer {
-  return Buffer.from(`],"meta":${metaJson}}`);
 }
 
 const DATA_OPEN = Buffer.from('{"data":');

@@ -20,7 +20,7 @@ export function memberPrefix(name: string): Buffer {
 }
 
 /** Digits of a whole, non-negative number. */
-export function decimalDigits(n: number): number {
+function decimalDigits(n: number): number {
   let digits = 1;
   for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
   return digits;
