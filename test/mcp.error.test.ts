@@ -122,6 +122,95 @@ describe('HTTP', () => {
     }
   });
 
+  it('applies the Streamable HTTP rules with the SDK transport’s statuses and texts', async () => {
+    const cases: {
+      headers?: Record<string, string>;
+      body?: string;
+      status: number;
+      code: number;
+      text: string;
+    }[] = [
+      {
+        headers: { accept: 'application/json' },
+        status: 406,
+        code: -32000,
+        text: 'Not Acceptable: Client must accept both application/json and text/event-stream',
+      },
+      {
+        headers: { 'content-type': 'text/plain' },
+        status: 415,
+        code: -32000,
+        text: 'Unsupported Media Type: Content-Type must be application/json',
+      },
+      {
+        headers: { 'mcp-protocol-version': '1999-01-01' },
+        status: 400,
+        code: -32000,
+        text: 'Bad Request: Unsupported protocol version: 1999-01-01',
+      },
+      {
+        body: JSON.stringify(
+          Array.from({ length: 101 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })),
+        ),
+        status: 400,
+        code: -32600,
+        text: 'Invalid Request: Batch must not exceed 100 messages',
+      },
+      {
+        body: JSON.stringify([
+          { jsonrpc: '2.0', id: 1, method: 'ping' },
+          {
+            jsonrpc: '2.0',
+            id: 2,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-03-26',
+              capabilities: {},
+              clientInfo: { name: 'x', version: '1' },
+            },
+          },
+        ]),
+        status: 400,
+        code: -32600,
+        text: 'Invalid Request: Only one initialization request is allowed',
+      },
+      {
+        body: JSON.stringify([
+          { jsonrpc: '2.0', id: 5, method: 'ping' },
+          { jsonrpc: '2.0', id: 5, method: 'tools/list' },
+        ]),
+        status: 400,
+        code: -32600,
+        text: 'Invalid Request: the batch has two requests with the id 5',
+      },
+    ];
+    for (const { headers, body, status, code, text } of cases) {
+      const response = await post(starterKey, body ?? LIST, headers);
+      const answer = (await response.json()) as {
+        jsonrpc: string;
+        id: unknown;
+        error: { code: number; message: string };
+      };
+      expect(response.status, text).toBe(status);
+      expect(answer, text).toMatchObject({ jsonrpc: '2.0', id: null, error: { code } });
+      expect(answer.error.message, text).toContain(text);
+    }
+    // A supported version is accepted; so is the version header on an initialize, which negotiates its own.
+    expect((await post(starterKey, LIST, { 'mcp-protocol-version': '2025-06-18' })).status).toBe(200);
+  });
+
+  it('answers a POST of notifications only with 202 and no body', async () => {
+    const response = await post(
+      starterKey,
+      JSON.stringify([
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } },
+      ]),
+    );
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+  });
+
   it('answers an unknown method and an unknown tool with JSON-RPC errors, not internal ones', async () => {
     const unknownMethod = await post(
       starterKey,

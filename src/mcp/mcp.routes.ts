@@ -10,10 +10,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -39,8 +37,10 @@ import { ErrorResponse } from '../http/schemas.ts';
 import { toAreaRef } from '../modules/areas/areas.service.ts';
 // The OAuth module serves this document (RFC 9728); a 401 from /mcp points at it.
 import { MCP_RESOURCE_METADATA_PATH } from '../oauth/metadata.ts';
+import { JsonAnswerTransport } from './json-transport.ts';
 import { PROMPTS, renderPrompt } from './prompts.ts';
 import { buildServerCard, MCP_SERVER_NAME, ServerCardSchema } from './server-card.ts';
+import { acceptMessages } from './streamable-http.ts';
 import {
   asApiError,
   buildToolCatalogue,
@@ -103,35 +103,6 @@ function toolError(error: ApiError, toolName: string, publicUrl: string): CallTo
 }
 
 /**
- * The headers the SDK's transport reads (Streamable HTTP: content negotiation,
- * protocol version, session, resumption). Only these are handed over: the
- * handlers need no other (the caller is resolved by the access hook), and the
- * credential stays out of the SDK's request info.
- */
-const TRANSPORT_HEADERS = [
-  'accept',
-  'content-type',
-  'mcp-protocol-version',
-  'mcp-session-id',
-  'last-event-id',
-];
-
-/**
- * The Web Request the SDK's web-standard transport reads: method, URL and the
- * transport's headers (the body is handed over parsed). Its URL is the
- * service's public origin with the request's path, so an odd Host header
- * cannot make it invalid.
- */
-function webRequest(request: FastifyRequest, publicOrigin: string): Request {
-  const headers = new Headers();
-  for (const name of TRANSPORT_HEADERS) {
-    const value = request.headers[name];
-    if (typeof value === 'string') headers.set(name, value);
-  }
-  return new Request(`${publicOrigin}${request.raw.url ?? '/mcp'}`, { method: request.method, headers });
-}
-
-/**
  * Tool bodies that arrive as JSON text (./tools.ts, `serializedToolBody`) go
  * into the answer as those bytes. The handler hands the SDK a stand-in,
  * `{"<token>":true}` with a random token, as `structuredContent`; the SDK
@@ -171,47 +142,6 @@ class BodySplices {
     parts.push(answer.subarray(from));
     return joinBuffers(parts, allocate);
   }
-}
-
-/**
- * Writes the transport's answer to the Node response in one piece. In JSON mode
- * (stateless, `enableJsonResponse`) every POST is answered with a complete body
- * (JSON, or none for a 202), never an open event stream.
- */
-async function writeResponse(
-  response: Response,
-  raw: ServerResponse,
-  splices: BodySplices,
-  slabs: ResponseSlabs,
-): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  // The body's own chunks (one, for a JSON text), not arrayBuffer()'s copy of them.
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  if (response.body !== null) {
-    const reader = response.body.getReader();
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      chunks.push(read.value);
-      length += read.value.byteLength;
-    }
-  }
-  if (response.body === null) {
-    raw.writeHead(response.status, headers);
-    raw.end();
-    return;
-  }
-  const answer = splices.splicedAnswer(
-    chunks.length === 1
-      ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, length)
-      : Buffer.concat(chunks, length),
-    slabs.memoryFor(raw),
-  );
-  headers['content-length'] = String(answer.length);
-  raw.writeHead(response.status, headers);
-  raw.end(answer);
 }
 
 /** Static answers of the list methods, built once. */
@@ -327,7 +257,9 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
             401: ErrorResponse,
             403: JsonRpcErrorSchema,
             406: JsonRpcErrorSchema,
+            415: JsonRpcErrorSchema,
             429: ErrorResponse,
+            500: JsonRpcErrorSchema,
           },
         },
       },
@@ -348,43 +280,33 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           // JSON-RPC 2.0 §6: an empty batch is an invalid request (the SDK would accept it silently).
           return jsonRpcError(reply, 400, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch');
         }
+        const accepted = acceptMessages(request.headers, request.body);
+        if (!('messages' in accepted)) {
+          return jsonRpcError(reply, accepted.status, accepted.code, accepted.message);
+        }
         const splices = new BodySplices();
         const server = createServer(request, reply, splices);
-        const transport = new WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: true,
-        });
-        // The answer is written to the raw response: keep what the hooks set (request id, rate and quota headers).
-        reply.hijack();
-        for (const [name, value] of Object.entries(reply.getHeaders())) {
-          if (value !== undefined) reply.raw.setHeader(name, value);
-        }
+        const transport = new JsonAnswerTransport();
         // A client gone before its answer was written aborts the handlers still running. After a
         // complete answer there is nothing left to end: the server and transport are this
         // request's alone and are collected with it (closing them costs an Error per request).
         reply.raw.on('close', () => {
           if (reply.raw.writableFinished) return;
-          void transport.close();
           void server.close();
         });
         try {
           await server.connect(transport);
-          const response = await transport.handleRequest(webRequest(request, publicOrigin), {
-            parsedBody: request.body,
-          });
-          await writeResponse(response, reply.raw, splices, services.slabs);
+          const answers = await transport.deliver(accepted.messages);
+          if (answers.length === 0) return reply.code(202).send();
+          // A batch is answered with an array, a single message with its one answer (as the SDK does).
+          const json = Buffer.from(JSON.stringify(accepted.batch ? answers : answers[0]));
+          return reply
+            .type('application/json')
+            .send(splices.splicedAnswer(json, services.slabs.memoryFor(reply.raw)));
         } catch (error) {
+          // Handlers' failures are JSON-RPC errors already (the protocol answers them); this is the rest.
           request.log.error({ err: error }, 'MCP request failed');
-          if (!reply.raw.headersSent) {
-            reply.raw.writeHead(500, { 'content-type': 'application/json' });
-            reply.raw.end(
-              JSON.stringify({
-                jsonrpc: '2.0',
-                id: null,
-                error: { code: ErrorCode.InternalError, message: 'Internal error' },
-              }),
-            );
-          }
+          return jsonRpcError(reply, 500, ErrorCode.InternalError, 'Internal error');
         }
       },
     );
@@ -400,11 +322,9 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
     const charge = async (minTier: ToolDefinition['minTier']): Promise<CallCharge> => {
       const charged = await services.metering.charge(request, caller, minTier);
       // The JSON answer is written after the handlers ran: its headers show the count after this call.
-      if (!reply.raw.headersSent) {
-        reply.raw.setHeader('X-Quota-Used', charged.used);
-        reply.raw.setHeader('X-Quota-Remaining', Math.max(0, charged.limits.monthlyQuota - charged.used));
-        if (charged.overage) reply.raw.setHeader('X-Quota-Overage', 'true');
-      }
+      reply.header('X-Quota-Used', charged.used);
+      reply.header('X-Quota-Remaining', Math.max(0, charged.limits.monthlyQuota - charged.used));
+      if (charged.overage) reply.header('X-Quota-Overage', 'true');
       return charged;
     };
 

@@ -1,0 +1,73 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * One HTTP request's messages, answered as one JSON body: the Streamable HTTP
+ * transport's JSON response mode (`enableJsonResponse`) reduced to what a
+ * stateless POST needs, as an SDK `Transport` (the interface the SDK's own
+ * transports implement; `Server.connect` drives it).
+ *
+ * The SDK's web-standard transport builds a Web `Request` (with its
+ * `AbortSignal`), a `Response` and a `ReadableStream` per call and parses every
+ * answer back with its message schemas to route it; over a Node request that
+ * was about a fifth of an MCP call's work on the request thread. The HTTP
+ * rules it applies before handing messages on are applied by the route
+ * (./streamable-http.ts), with the SDK's own status codes and texts.
+ *
+ * Contract: `deliver` hands the messages to the connected protocol and
+ * resolves with the answers to its requests, in the order they were sent, once
+ * every one has been answered (a request the protocol never answers leaves it
+ * pending, as the SDK's transport would; the route's client may go away, which
+ * closes the server). Messages the server sends that are not answers
+ * (progress, logging, server-to-client requests) have no stream to go to in
+ * JSON mode and are dropped, as the SDK's JSON mode drops them.
+ */
+export class JsonAnswerTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+
+  private readonly answers = new Map<RequestId, JSONRPCMessage | undefined>();
+  private waiting = 0;
+  private settle: ((answers: JSONRPCMessage[]) => void) | undefined;
+  private closed = false;
+
+  async start(): Promise<void> {}
+
+  /**
+   * Hands `messages` to the protocol; resolves with the answers to those that
+   * are requests (empty when none is: notifications and responses only).
+   */
+  deliver(messages: readonly JSONRPCMessage[], extra?: MessageExtraInfo): Promise<JSONRPCMessage[]> {
+    for (const message of messages) {
+      if ('method' in message && 'id' in message) {
+        this.answers.set(message.id, undefined);
+        this.waiting++;
+      }
+    }
+    const answered =
+      this.waiting === 0
+        ? Promise.resolve([])
+        : new Promise<JSONRPCMessage[]>((resolve) => {
+            this.settle = resolve;
+          });
+    for (const message of messages) this.onmessage?.(message, extra);
+    return answered;
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed || 'method' in message || !('id' in message)) return;
+    const id = message.id;
+    if (id === undefined || !this.answers.has(id) || this.answers.get(id) !== undefined) {
+      throw new Error(`No request awaits an answer with id ${String(id)}`);
+    }
+    this.answers.set(id, message);
+    if (--this.waiting === 0) this.settle?.([...this.answers.values()] as JSONRPCMessage[]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.onclose?.();
+  }
+}
