@@ -33,6 +33,8 @@ const DIALECT_INDEPENDENT = [
   'test/store.sqlite-locks.test.ts',
   // A third-party MCP client over the transport: the store is not its subject.
   'test/mcp.remote.test.ts',
+  // The MCP JSON answer transport under the SDK's Server (no store).
+  'test/mcp.transport.test.ts',
   // The front page's HTML and headers; the OpenAPI document's lint and a client generated from it;
   // the CSV/GeoJSON encoders (pure functions); the demo market's calibration (generated in memory).
   'test/home.http.test.ts',

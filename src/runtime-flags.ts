@@ -20,22 +20,28 @@ const NODE_DEFAULT_POOL = 4;
  * the request thread's, at least one and at most Node's four, keeps that work
  * off its core. A `--v8-pool-size` already in NODE_OPTIONS is left to win.
  *
- * Not set: `--no-allocation-site-pretenuring`. It took the MCP tail away (V8
- * had tenured the allocation sites of an MCP call's short-lived graph: MCP p99
- * 8.9–11.4 → 6.6–6.9 ms), but under refresh cycles that change thousands of
- * listings the longest request of a 5-area search reached 126–130 ms in two
- * of two runs with it, against 60–74 ms in two runs with V8's default
- * (alternating runs from one copy of a store; a third run with the default,
- * under the CPU profiler, reached 118 ms). Not conclusive either way, so the
- * default stays. Those runs still had the request thread's commits
+ * `--no-allocation-site-pretenuring`: V8 learns which allocation sites make
+ * objects that survive a young-generation collection and then allocates
+ * theirs in the old generation directly. Under load, objects of requests in
+ * flight survive the collection that lands mid-request, so V8 tenured the
+ * sites of a request's short-lived graph, which then filled the old
+ * generation (the heap grew 2.6 MB per scavenge during MCP calls) and drove
+ * mark-compact pauses into the tail. Measured on two VMs: MCP p99 8.9–11.4 →
+ * 6.6–6.9 ms, and 16.0–16.5 → 13.0–13.3 ms (alternating 8 s runs), 5-area
+ * search within noise. Once held back because under month-end refresh cycles
+ * the longest search request reached 126–130 ms with it against 60–74 ms
+ * without; both arms of that comparison had the request thread's commits
  * checkpointing the SQLite log (100–160 ms each, since removed: see
- * `walCheckpoints` in platform/db/database.ts), so the comparison is worth
- * repeating without them.
+ * `walCheckpoints` in platform/db/database.ts). Repeated without them
+ * (`npm run bench -- --during`, 90 refresh cycles changing 25,100 listings):
+ * every `--during` cell met, the longest 5-area request 20.5 ms under refresh.
  */
 export function serviceNodeFlags(
   cores: number = availableParallelism(),
   nodeOptions: string | undefined = process.env.NODE_OPTIONS,
 ): string[] {
-  if (nodeOptions?.includes('--v8-pool-size')) return [];
-  return [`--v8-pool-size=${Math.min(NODE_DEFAULT_POOL, Math.max(1, cores - 1))}`];
+  const pool = nodeOptions?.includes('--v8-pool-size')
+    ? []
+    : [`--v8-pool-size=${Math.min(NODE_DEFAULT_POOL, Math.max(1, cores - 1))}`];
+  return [...pool, '--no-allocation-site-pretenuring'];
 }

@@ -338,6 +338,42 @@ describe('metering', () => {
     expect(await used(key)).toBe(before + 1);
   });
 
+  it('acts for each request’s own caller when many run at once on the servers it lends out', async () => {
+    const pro = await t.ctx.subscriptions.issue({ accountId: 'mcp-concurrent-pro', tier: 'PRO' });
+    const free = await t.ctx.subscriptions.issue({ accountId: 'mcp-concurrent-free', tier: 'FREE' });
+    const [proBefore, freeBefore] = [await used(pro.key), await used(free.key)];
+    // Interleaved: a Pro-only tool (allowed for one caller, refused for the other) and a Free one.
+    const calls = Array.from({ length: 24 }, (_, i) => {
+      const key = i % 2 === 0 ? pro.key : free.key;
+      const name = i % 4 < 2 ? 'get_price_history' : 'search_rentals';
+      const args = name === 'get_price_history' ? { id: listing.id } : { perPage: 1 };
+      return {
+        key,
+        name,
+        request: post(key, {
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name, arguments: args },
+        }),
+      };
+    });
+    let proCharged = 0;
+    let freeCharged = 0;
+    for (const { key, name, request } of calls) {
+      const response = await request;
+      const answer = (await response.json()) as { result: CallToolResult };
+      const refused = key === free.key && name === 'get_price_history';
+      expect(Boolean(answer.result.isError), `${name} as ${key === pro.key ? 'PRO' : 'FREE'}`).toBe(refused);
+      if (!refused) {
+        if (key === pro.key) proCharged++;
+        else freeCharged++;
+      }
+    }
+    expect(await used(pro.key)).toBe(proBefore + proCharged);
+    expect(await used(free.key)).toBe(freeBefore + freeCharged);
+  });
+
   it('serves the server card with the remote endpoint', async () => {
     const response = await t.getAs(null, '/.well-known/mcp/server.json');
     expect(response.status).toBe(200);

@@ -67,19 +67,30 @@ function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | n
 
 describe('serviceNodeFlags', () => {
   it('leaves the request thread a core of its own: one V8 helper per further core, at least one, at most four', () => {
-    expect([1, 2, 3, 4, 5, 16].map((cores) => serviceNodeFlags(cores, undefined))).toEqual([
-      ['--v8-pool-size=1'],
-      ['--v8-pool-size=1'],
-      ['--v8-pool-size=2'],
-      ['--v8-pool-size=3'],
-      ['--v8-pool-size=4'],
-      ['--v8-pool-size=4'],
+    expect([1, 2, 3, 4, 5, 16].map((cores) => serviceNodeFlags(cores, undefined)[0])).toEqual([
+      '--v8-pool-size=1',
+      '--v8-pool-size=1',
+      '--v8-pool-size=2',
+      '--v8-pool-size=3',
+      '--v8-pool-size=4',
+      '--v8-pool-size=4',
     ]);
   });
 
+  it('keeps request-lived objects out of the old generation (no allocation-site pretenuring)', () => {
+    for (const options of [undefined, '--v8-pool-size=3']) {
+      expect(serviceNodeFlags(2, options)).toContain('--no-allocation-site-pretenuring');
+    }
+  });
+
   it('leaves a pool size the operator set in NODE_OPTIONS alone', () => {
-    expect(serviceNodeFlags(2, '--max-old-space-size=2048 --v8-pool-size=3')).toEqual([]);
-    expect(serviceNodeFlags(2, '--max-old-space-size=2048')).toEqual(['--v8-pool-size=1']);
+    expect(serviceNodeFlags(2, '--max-old-space-size=2048 --v8-pool-size=3')).toEqual([
+      '--no-allocation-site-pretenuring',
+    ]);
+    expect(serviceNodeFlags(2, '--max-old-space-size=2048')).toEqual([
+      '--v8-pool-size=1',
+      '--no-allocation-site-pretenuring',
+    ]);
   });
 
   it('gives flags this Node accepts', () => {

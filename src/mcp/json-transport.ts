@@ -2,7 +2,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /**
- * One HTTP request's messages, answered as one JSON body: the Streamable HTTP
+ * HTTP requests' messages, one request at a time, each answered as one JSON body: the Streamable HTTP
  * transport's JSON response mode (`enableJsonResponse`) reduced to what a
  * stateless POST needs, as an SDK `Transport` (the interface the SDK's own
  * transports implement; `Server.connect` drives it).
@@ -17,8 +17,9 @@ import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextp
  * Contract: `deliver` hands the messages to the connected protocol and
  * resolves with the answers to its requests, in the order they were sent, once
  * every one has been answered (a request the protocol never answers leaves it
- * pending, as the SDK's transport would; the route's client may go away, which
- * closes the server). Messages the server sends that are not answers
+ * pending until `close`, which rejects it: the route closes the server when
+ * its client goes away). The next `deliver` may follow once it has resolved (a
+ * server is lent to one HTTP request after another). Messages the server sends that are not answers
  * (progress, logging, server-to-client requests) have no stream to go to in
  * JSON mode and are dropped, as the SDK's JSON mode drops them.
  */
@@ -30,6 +31,7 @@ export class JsonAnswerTransport implements Transport {
   private readonly answers = new Map<RequestId, JSONRPCMessage | undefined>();
   private waiting = 0;
   private settle: ((answers: JSONRPCMessage[]) => void) | undefined;
+  private fail: ((error: Error) => void) | undefined;
   private closed = false;
 
   async start(): Promise<void> {}
@@ -39,6 +41,10 @@ export class JsonAnswerTransport implements Transport {
    * are requests (empty when none is: notifications and responses only).
    */
   deliver(messages: readonly JSONRPCMessage[], extra?: MessageExtraInfo): Promise<JSONRPCMessage[]> {
+    if (this.waiting > 0) throw new Error('The transport is still answering an earlier request');
+    this.answers.clear();
+    this.settle = undefined;
+    this.fail = undefined;
     for (const message of messages) {
       if ('method' in message && 'id' in message) {
         this.answers.set(message.id, undefined);
@@ -48,8 +54,9 @@ export class JsonAnswerTransport implements Transport {
     const answered =
       this.waiting === 0
         ? Promise.resolve([])
-        : new Promise<JSONRPCMessage[]>((resolve) => {
+        : new Promise<JSONRPCMessage[]>((resolve, reject) => {
             this.settle = resolve;
+            this.fail = reject;
           });
     for (const message of messages) this.onmessage?.(message, extra);
     return answered;
@@ -65,9 +72,12 @@ export class JsonAnswerTransport implements Transport {
     if (--this.waiting === 0) this.settle?.([...this.answers.values()] as JSONRPCMessage[]);
   }
 
+  /** Ends the transport; a `deliver` still waiting for answers rejects (they will not come). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.waiting > 0)
+      this.fail?.(new Error('The MCP transport closed before every request was answered'));
     this.onclose?.();
   }
 }

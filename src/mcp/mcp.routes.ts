@@ -65,6 +65,24 @@ export interface McpRouteServices extends ToolServices {
   slabs: ResponseSlabs;
 }
 
+/** Servers kept connected for the next request (see `lendServer`); about one per request in flight. */
+const MAX_IDLE_SERVERS = 32;
+
+/** What the handlers of a lent server act for: one HTTP request's caller, charges and answer. */
+interface Exchange {
+  request: FastifyRequest;
+  splices: BodySplices;
+  call: ToolCall;
+  charge(minTier: ToolDefinition['minTier']): Promise<CallCharge>;
+}
+
+/** A server with its transport, and the request it is answering (none while idle). */
+interface LentServer {
+  server: Server;
+  transport: JsonAnswerTransport;
+  exchange: Exchange | undefined;
+}
+
 /** Sentinel for a body that is not JSON: answered with a JSON-RPC parse error rather than the API envelope. */
 const NOT_JSON: unique symbol = Symbol('not JSON');
 
@@ -284,50 +302,95 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
         if (!('messages' in accepted)) {
           return jsonRpcError(reply, accepted.status, accepted.code, accepted.message);
         }
-        const splices = new BodySplices();
-        const server = createServer(request, reply, splices);
-        const transport = new JsonAnswerTransport();
-        // A client gone before its answer was written aborts the handlers still running. After a
-        // complete answer there is nothing left to end: the server and transport are this
-        // request's alone and are collected with it (closing them costs an Error per request).
+        const exchange = newExchange(request, reply);
+        // An initialize stays off the pool: the server keeps what a client says of itself.
+        const lent = accepted.initializing ? await newLentServer() : await lendServer();
+        lent.exchange = exchange;
+        let ended = false;
+        // A client gone before its answer was written aborts the handlers still running; that
+        // server is closed and not lent again.
         reply.raw.on('close', () => {
-          if (reply.raw.writableFinished) return;
-          void server.close();
+          if (reply.raw.writableFinished || ended) return;
+          ended = true;
+          void lent.server.close();
         });
         try {
-          await server.connect(transport);
-          const answers = await transport.deliver(accepted.messages);
+          const answers = await lent.transport.deliver(accepted.messages);
           if (answers.length === 0) return reply.code(202).send();
           // A batch is answered with an array, a single message with its one answer (as the SDK does).
           const json = Buffer.from(JSON.stringify(accepted.batch ? answers : answers[0]));
           return reply
             .type('application/json')
-            .send(splices.splicedAnswer(json, services.slabs.memoryFor(reply.raw)));
+            .send(exchange.splices.splicedAnswer(json, services.slabs.memoryFor(reply.raw)));
         } catch (error) {
+          // The client went away and its server was closed: nobody is left to answer.
+          if (ended) return reply.hijack();
           // Handlers' failures are JSON-RPC errors already (the protocol answers them); this is the rest.
           request.log.error({ err: error }, 'MCP request failed');
           return jsonRpcError(reply, 500, ErrorCode.InternalError, 'Internal error');
+        } finally {
+          lent.exchange = undefined;
+          if (!ended && !accepted.initializing) giveBack(lent);
+          ended = true;
         }
       },
     );
   });
 
-  /** The MCP server of one HTTP request: the caller, metering and serializer are this request's. */
-  function createServer(request: FastifyRequest, reply: FastifyReply, splices: BodySplices): Server {
-    const caller = request.caller;
-    const call: ToolCall = {
-      caller,
-      serialize: (body: object, schema: TSchema) => reply.serializeInput({ ...body }, schema),
-    };
-    const charge = async (minTier: ToolDefinition['minTier']): Promise<CallCharge> => {
-      const charged = await services.metering.charge(request, caller, minTier);
-      // The JSON answer is written after the handlers ran: its headers show the count after this call.
-      reply.header('X-Quota-Used', charged.used);
-      reply.header('X-Quota-Remaining', Math.max(0, charged.limits.monthlyQuota - charged.used));
-      if (charged.overage) reply.header('X-Quota-Overage', 'true');
-      return charged;
-    };
+  /**
+   * Servers connected to their transports, waiting for a request. Building a
+   * Server (its protocol state, eight handlers, the connection) was a tenth
+   * of a stateless call's own work; a server answers one HTTP request at a
+   * time and is lent again once that request has its answers. One that met a
+   * client going away is closed instead (its handlers aborted).
+   */
+  const idleServers: LentServer[] = [];
 
+  async function lendServer(): Promise<LentServer> {
+    return idleServers.pop() ?? newLentServer();
+  }
+
+  function giveBack(lent: LentServer): void {
+    if (idleServers.length < MAX_IDLE_SERVERS) idleServers.push(lent);
+  }
+
+  async function newLentServer(): Promise<LentServer> {
+    const lent: LentServer = {
+      server: undefined as unknown as Server,
+      transport: new JsonAnswerTransport(),
+      exchange: undefined,
+    };
+    lent.server = createServer(() => {
+      if (lent.exchange === undefined) throw new Error('MCP handler ran outside an HTTP request');
+      return lent.exchange;
+    });
+    await lent.server.connect(lent.transport);
+    return lent;
+  }
+
+  /** What one HTTP request's calls are charged to and answered with. */
+  function newExchange(request: FastifyRequest, reply: FastifyReply): Exchange {
+    const caller = request.caller;
+    return {
+      request,
+      splices: new BodySplices(),
+      call: {
+        caller,
+        serialize: (body: object, schema: TSchema) => reply.serializeInput({ ...body }, schema),
+      },
+      charge: async (minTier) => {
+        const charged = await services.metering.charge(request, caller, minTier);
+        // The JSON answer is written after the handlers ran: its headers show the count after this call.
+        reply.header('X-Quota-Used', charged.used);
+        reply.header('X-Quota-Remaining', Math.max(0, charged.limits.monthlyQuota - charged.used));
+        if (charged.overage) reply.header('X-Quota-Overage', 'true');
+        return charged;
+      },
+    };
+  }
+
+  /** An MCP server whose handlers act for the HTTP request `current` names when they run. */
+  function createServer(current: () => Exchange): Server {
     const server = new Server(
       { name: MCP_SERVER_NAME, title: 'Stoop', version: services.version },
       {
@@ -340,6 +403,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
     server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
       const tool = catalogue.byName.get(params.name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+      const { charge, call, splices, request } = current();
       try {
         await charge(tool.minTier);
         const args = params.arguments ?? {};
@@ -384,6 +448,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
       if (uri !== 'stoop://areas' && !listing) {
         throw new McpError(-32002, `Resource not found: ${uri}`);
       }
+      const { charge, call, request } = current();
       try {
         if (uri === 'stoop://areas') {
           await charge('FREE');

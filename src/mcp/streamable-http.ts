@@ -20,6 +20,8 @@ export interface AcceptedMessages {
   messages: JSONRPCMessage[];
   /** Whether the body was a JSON array (the answer is then an array too). */
   batch: boolean;
+  /** Whether it is an `initialize` request (then the only message). */
+  initializing: boolean;
 }
 
 /** The request headers the rules read, as Node gives them. */
@@ -115,5 +117,5 @@ export function acceptMessages(
     }
     ids.add(message.id);
   }
-  return { messages, batch };
+  return { messages, batch, initializing };
 }
