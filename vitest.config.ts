@@ -51,12 +51,13 @@ const DIALECT_INDEPENDENT = [
   'test/openapi.contract.test.ts',
   'test/demo-calibration.test.ts',
   // No store at all: the demo generator and lots, the RESO client against a misbehaving upstream,
-  // the simulator on its own thread (the refresh job's store work runs on both dialects in
-  // jobs.event-loop.test.ts).
+  // the simulator on its own thread and as a RESO server (the refresh job's store work runs on
+  // both dialects in jobs.event-loop.test.ts).
   'test/demo-market.test.ts',
   'test/demo-lots.test.ts',
   'test/upstream.reso.error.test.ts',
   'test/simulator.thread.test.ts',
+  'test/upstream.simulator.test.ts',
   // The HTTP edge's answers, parameter validation, log redaction, CORS, outbound connections, photo scenes.
   'test/http.error.test.ts',
   'test/search.error.test.ts',
