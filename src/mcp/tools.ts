@@ -310,14 +310,13 @@ function specs(s: ToolServices): ToolSpec[] {
           known,
           capped.warnings,
         );
-        // `data` holds what the summary line reads of each row; the answer is the REST bytes.
-        // Serialized once: the answer's bytes, and (parsed back) the plain meta the summary reads.
-        const metaJson = JSON.stringify(meta);
+        // `data` holds what the summary line reads of each row, `meta` the meta it reads
+        // (numbers and warnings); the answer is the REST bytes, the meta serialized once.
         const body: ToolBody = {
           data: result.items.map(summaryFields),
-          meta: JSON.parse(metaJson) as ToolBody['meta'],
+          meta: meta as unknown as ToolBody['meta'],
         };
-        bodyJson.set(body, listBodyChunks(result.items, metaJson));
+        bodyJson.set(body, listBodyChunks(result.items, JSON.stringify(meta)));
         return body;
       },
       summarize: (body, args) => summarizeListings(body, noun, areaNames(s.areaTree, args.areas)),
