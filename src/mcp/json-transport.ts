@@ -2,26 +2,28 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /**
- * HTTP requests' messages, one request at a time, each answered as one JSON body: the Streamable HTTP
- * transport's JSON response mode (`enableJsonResponse`) reduced to what a
- * stateless POST needs, as an SDK `Transport` (the interface the SDK's own
- * transports implement; `Server.connect` drives it).
+ * HTTP requests' messages, one request at a time, each answered as one JSON
+ * body: the Streamable HTTP transport's JSON response mode
+ * (`enableJsonResponse`) reduced to what a stateless POST needs, as an SDK
+ * `Transport` (the interface the SDK's own transports implement;
+ * `Server.connect` drives it).
  *
  * The SDK's web-standard transport builds a Web `Request` (with its
  * `AbortSignal`), a `Response` and a `ReadableStream` per call and parses every
  * answer back with its message schemas to route it; over a Node request that
- * was about a fifth of an MCP call's work on the request thread. The HTTP
- * rules it applies before handing messages on are applied by the route
- * (./streamable-http.ts), with the SDK's own status codes and texts.
+ * was about 30% of an MCP call's work on the request thread (650 → 460 µs).
+ * The HTTP rules it applies before handing messages on are applied by the
+ * route (./streamable-http.ts), with the SDK's own status codes and texts.
  *
  * Contract: `deliver` hands the messages to the connected protocol and
  * resolves with the answers to its requests, in the order they were sent, once
  * every one has been answered (a request the protocol never answers leaves it
  * pending until `close`, which rejects it: the route closes the server when
  * its client goes away). The next `deliver` may follow once it has resolved (a
- * server is lent to one HTTP request after another). Messages the server sends that are not answers
- * (progress, logging, server-to-client requests) have no stream to go to in
- * JSON mode and are dropped, as the SDK's JSON mode drops them.
+ * server is lent to one HTTP request after another). Messages the server
+ * sends that are not answers (progress, logging, server-to-client requests)
+ * have no stream to go to in JSON mode and are dropped, as the SDK's JSON mode
+ * drops them.
  */
 export class JsonAnswerTransport implements Transport {
   onclose?: () => void;
