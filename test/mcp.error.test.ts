@@ -199,6 +199,20 @@ describe('HTTP', () => {
     expect((await post(starterKey, LIST, { 'mcp-protocol-version': '2025-06-18' })).status).toBe(200);
   });
 
+  it('answers a batch that cancels one of its requests without it, and never hangs', async () => {
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } };
+    const list = { jsonrpc: '2.0', id: 5, method: 'tools/list' };
+    const rest = await post(
+      starterKey,
+      JSON.stringify([list, cancel, { jsonrpc: '2.0', id: 6, method: 'ping' }]),
+    );
+    expect(rest.status).toBe(200);
+    expect(await rest.json()).toEqual([{ jsonrpc: '2.0', id: 6, result: {} }]);
+    const none = await post(starterKey, JSON.stringify([list, cancel]));
+    expect(none.status).toBe(202);
+    expect(await none.text()).toBe('');
+  });
+
   it('answers a POST of notifications only with 202 and no body', async () => {
     const response = await post(
       starterKey,

@@ -79,6 +79,26 @@ describe('JsonAnswerTransport', () => {
     await expect(transport.send({ jsonrpc: '2.0', id: 1, result: {} })).resolves.toBeUndefined();
   });
 
+  it('does not wait for a request the same delivery cancels (the protocol sends it no answer)', async () => {
+    const { transport } = await connected(async (name) => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return name;
+    });
+    const cancel = (requestId: number): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId },
+    });
+    const answers = await transport.deliver([call(5, 'cancelled'), cancel(5), call(6, 'kept')]);
+    expect(answers).toEqual([
+      { jsonrpc: '2.0', id: 6, result: { content: [{ type: 'text', text: 'kept' }] } },
+    ]);
+    // Cancelled before its handler could run, or answered at once (an unknown method): nothing to wait for.
+    expect(await transport.deliver([cancel(7), { jsonrpc: '2.0', id: 7, method: 'no/such/method' }])).toEqual(
+      [],
+    );
+  });
+
   it('refuses an answer no request waits for', async () => {
     const { transport } = await connected(async (name) => name);
     await expect(transport.send({ jsonrpc: '2.0', id: 99, result: {} })).rejects.toThrow(/No request awaits/);

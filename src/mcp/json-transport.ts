@@ -17,9 +17,10 @@ import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextp
  *
  * Contract: `deliver` hands the messages to the connected protocol and
  * resolves with the answers to its requests, in the order they were sent, once
- * every one has been answered (a request the protocol never answers leaves it
- * pending until `close`, which rejects it: the route closes the server when
- * its client goes away). The next `deliver` may follow once it has resolved (a
+ * every one has been answered, except those the same delivery cancels (a
+ * request the protocol never answers otherwise leaves it pending until
+ * `close`, which rejects it: the route closes the server when its client goes
+ * away). The next `deliver` may follow once it has resolved (a
  * server is lent to one HTTP request after another). Messages the server
  * sends that are not answers (progress, logging, server-to-client requests)
  * have no stream to go to in JSON mode and are dropped, as the SDK's JSON mode
@@ -31,6 +32,8 @@ export class JsonAnswerTransport implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
 
   private readonly answers = new Map<RequestId, JSONRPCMessage | undefined>();
+  /** Requests of the current delivery that it also cancels: the protocol need not answer them. */
+  private readonly cancelled = new Set<RequestId>();
   private waiting = 0;
   private settle: ((answers: JSONRPCMessage[]) => void) | undefined;
   private fail: ((error: Error) => void) | undefined;
@@ -45,10 +48,15 @@ export class JsonAnswerTransport implements Transport {
   deliver(messages: readonly JSONRPCMessage[], extra?: MessageExtraInfo): Promise<JSONRPCMessage[]> {
     if (this.waiting > 0) throw new Error('The transport is still answering an earlier request');
     this.answers.clear();
+    this.cancelled.clear();
     this.settle = undefined;
     this.fail = undefined;
     for (const message of messages) {
-      if ('method' in message && 'id' in message) {
+      const requestId = cancelledRequestId(message);
+      if (requestId !== undefined) this.cancelled.add(requestId);
+    }
+    for (const message of messages) {
+      if ('method' in message && 'id' in message && !this.cancelled.has(message.id)) {
         this.answers.set(message.id, undefined);
         this.waiting++;
       }
@@ -67,6 +75,8 @@ export class JsonAnswerTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed || 'method' in message || !('id' in message)) return;
     const id = message.id;
+    // A cancelled request answered before its cancellation was read: nobody waits for it.
+    if (id !== undefined && this.cancelled.has(id) && !this.answers.has(id)) return;
     if (id === undefined || !this.answers.has(id) || this.answers.get(id) !== undefined) {
       throw new Error(`No request awaits an answer with id ${String(id)}`);
     }
@@ -82,4 +92,16 @@ export class JsonAnswerTransport implements Transport {
       this.fail?.(new Error('The MCP transport closed before every request was answered'));
     this.onclose?.();
   }
+}
+
+/**
+ * The request a `notifications/cancelled` names. The protocol aborts that
+ * request's handler and sends no answer for it (as the MCP cancellation rules
+ * ask), so a delivery that waited for one would never resolve.
+ */
+function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+  if (!('method' in message) || 'id' in message || message.method !== 'notifications/cancelled')
+    return undefined;
+  const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof requestId === 'string' || typeof requestId === 'number' ? requestId : undefined;
 }

@@ -303,8 +303,12 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           return jsonRpcError(reply, accepted.status, accepted.code, accepted.message);
         }
         const exchange = newExchange(request, reply);
-        // An initialize stays off the pool: the server keeps what a client says of itself.
-        const lent = accepted.initializing ? await newLentServer() : await lendServer();
+        // Off the pool: an initialize (the server keeps what a client says of itself), and
+        // notifications (a cancellation names a request id, which a later caller's request on
+        // a pooled server could reuse before the notification's handler has run).
+        const ownServer =
+          accepted.initializing || accepted.messages.some((m) => !('method' in m && 'id' in m));
+        const lent = ownServer ? await newLentServer() : await lendServer();
         lent.exchange = exchange;
         let ended = false;
         // A client gone before its answer was written aborts the handlers still running; that
@@ -330,7 +334,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
           return jsonRpcError(reply, 500, ErrorCode.InternalError, 'Internal error');
         } finally {
           lent.exchange = undefined;
-          if (!ended && !accepted.initializing) giveBack(lent);
+          if (!ended && !ownServer) giveBack(lent);
           ended = true;
         }
       },
