@@ -1,5 +1,10 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  JSONRPCMessage,
+  JSONRPCRequest,
+  MessageExtraInfo,
+  RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * HTTP requests' messages, one request at a time, each answered as one JSON
@@ -56,7 +61,7 @@ export class JsonAnswerTransport implements Transport {
       if (requestId !== undefined) this.cancelled.add(requestId);
     }
     for (const message of messages) {
-      if ('method' in message && 'id' in message && !this.cancelled.has(message.id)) {
+      if (isRequestMessage(message) && !this.cancelled.has(message.id)) {
         this.answers.set(message.id, undefined);
         this.waiting++;
       }
@@ -92,6 +97,15 @@ export class JsonAnswerTransport implements Transport {
       this.fail?.(new Error('The MCP transport closed before every request was answered'));
     this.onclose?.();
   }
+}
+
+/**
+ * Whether a message (already checked against the SDK's `JSONRPCMessageSchema`)
+ * is a request, i.e. expects an answer: it has both a method and an id. The
+ * SDK's `isJSONRPCRequest` answers the same by parsing the message again.
+ */
+export function isRequestMessage(message: JSONRPCMessage): message is JSONRPCRequest {
+  return 'method' in message && 'id' in message;
 }
 
 /**

@@ -37,7 +37,7 @@ import { ErrorResponse } from '../http/schemas.ts';
 import { toAreaRef } from '../modules/areas/areas.service.ts';
 // The OAuth module serves this document (RFC 9728); a 401 from /mcp points at it.
 import { MCP_RESOURCE_METADATA_PATH } from '../oauth/metadata.ts';
-import { JsonAnswerTransport } from './json-transport.ts';
+import { isRequestMessage, JsonAnswerTransport } from './json-transport.ts';
 import { PROMPTS, renderPrompt } from './prompts.ts';
 import { buildServerCard, MCP_SERVER_NAME, ServerCardSchema } from './server-card.ts';
 import { acceptMessages } from './streamable-http.ts';
@@ -306,8 +306,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteServices> = async (app
         // Off the pool: an initialize (the server keeps what a client says of itself), and
         // notifications (a cancellation names a request id, which a later caller's request on
         // a pooled server could reuse before the notification's handler has run).
-        const ownServer =
-          accepted.initializing || accepted.messages.some((m) => !('method' in m && 'id' in m));
+        const ownServer = accepted.initializing || !accepted.messages.every(isRequestMessage);
         const lent = ownServer ? await newLentServer() : await lendServer();
         lent.exchange = exchange;
         let ended = false;

@@ -7,6 +7,7 @@ import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { isRequestMessage } from './json-transport.ts';
 
 /** A POST the transport refuses: the HTTP status and the JSON-RPC error it answers with (`id: null`). */
 export interface TransportRefusal {
@@ -106,7 +107,7 @@ export function acceptMessages(
   }
   const ids = new Set<unknown>();
   for (const message of messages) {
-    if (!('method' in message) || !('id' in message)) continue;
+    if (!isRequestMessage(message)) continue;
     // Answers are matched to requests by id: two requests of one batch with the same id could not be told apart.
     if (ids.has(message.id)) {
       return {
