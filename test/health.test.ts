@@ -60,6 +60,14 @@ describe('GET /v1/health', () => {
   });
 
   it('reports the history backfill: nothing yet, then part of the target range, then complete', async () => {
+    // The one job that starts by itself, the summary warm-up after the index is built, done first.
+    await vi.waitUntil(
+      () => {
+        const warm = t.ctx.search.summaryWarmStatus();
+        return !warm.running && warm.lastWarmedAt !== null;
+      },
+      { timeout: 20_000 },
+    );
     const before = (await getJson<Health>(t, '/v1/health')).body.background;
     expect(before.backfill).toEqual({
       firstDate: null,
@@ -69,7 +77,7 @@ describe('GET /v1/health', () => {
       complete: false,
       running: false,
     });
-    // Every job of the node is listed, none running (this app never starts them).
+    // Every job of the node is listed, none running (this app never starts the scheduled ones).
     expect(before.jobs.map((job) => job.name)).toEqual(expect.arrayContaining(['market-snapshots']));
     expect(before.jobs.every((job) => !job.running)).toBe(true);
 
