@@ -71,18 +71,43 @@ export function resolveAreaInput(
 }
 
 /**
+ * Inputs already resolved, by the exact text of the item (successes only: a
+ * failure's 400 names the parameter it came in). The area tree is fixed for
+ * the process, so an entry never goes stale. Bounded: when full, it starts over.
+ */
+export class AreaInputMemo {
+  private readonly byText = new Map<string, ResolvedAreaInput>();
+
+  constructor(private readonly maxEntries = 4096) {}
+
+  resolve(tree: AreaTree, parameter: string, text: string): ResolvedAreaInput {
+    let area = this.byText.get(text);
+    if (area === undefined) {
+      // Shared by every answer that echoes it: never changed after this.
+      area = Object.freeze(resolveAreaInput(tree, parameter, text));
+      if (this.byText.size >= this.maxEntries) this.byText.clear();
+      this.byText.set(text, area);
+    }
+    return area;
+  }
+}
+
+/**
  * A comma-separated list of area inputs, in request order, each area once
  * (the first input naming it is echoed). At most `maxAreas` distinct areas.
+ * `memo` skips the name lookup of items seen before (searches send the same
+ * neighborhoods in ever new combinations).
  */
 export function resolveAreaList(
   tree: AreaTree,
   parameter: string,
   raw: string,
   maxAreas = Number.POSITIVE_INFINITY,
+  memo?: AreaInputMemo,
 ): ResolvedAreaInput[] {
   const resolved = new Map<number, ResolvedAreaInput>();
   for (const part of raw.split(',')) {
-    const area = resolveAreaInput(tree, parameter, part);
+    const area = memo ? memo.resolve(tree, parameter, part) : resolveAreaInput(tree, parameter, part);
     if (!resolved.has(area.id)) resolved.set(area.id, area);
   }
   if (resolved.size > maxAreas) {

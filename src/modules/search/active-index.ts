@@ -279,6 +279,12 @@ interface Partition {
   orders: Map<string, { rank: Int32Array; byRank: Int32Array }>;
   /** `orders` restricted to ACTIVE rows: `rank` indexed by row (< segments[1]), positions among ACTIVE rows. */
   activeOrders: Map<string, { rank: Int32Array; byRank: Int32Array }>;
+  /**
+   * ACTIVE rows in row order are in the PRICE order (rows are laid out by
+   * status, then price, ties by id, as that order is): checked when built,
+   * since `pageOfRuns` relies on it.
+   */
+  activeRowsInPriceOrder: boolean;
   /** Scratch for one search at a time (searches run synchronously). */
   matches: Int32Array;
   positions: Int32Array;
@@ -400,6 +406,7 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     saleTypeCodes: raw.saleTypeCodes,
     orders: new Map(),
     activeOrders: new Map(),
+    activeRowsInPriceOrder: false,
     matches: new Int32Array(size),
     positions: new Int32Array(size),
     marks: new Uint32Array(size),
@@ -455,6 +462,8 @@ async function buildPartition(raw: RawColumns, slicer: Slicer): Promise<Partitio
     }
     await addOrders(p, sort, asc, (row) => Number.isNaN(key[byPrice[row]!]!), slicer);
   }
+  const activeByPrice = p.activeOrders.get('PRICE:1')!.byRank;
+  p.activeRowsInPriceOrder = activeByPrice.every((row, position) => row === position);
   return p;
 }
 
@@ -945,14 +954,31 @@ export class ListingIndex {
         areaIds ? this.areaList(c.listingType, areaIds).mask : null,
       );
     } else if (areaIds && rowsInBuckets < bandRows / 2) {
-      // Selective areas: copy each bucket's rows inside its status's price band (a contiguous run).
+      // Selective areas: each bucket's rows inside its status's price band (a contiguous run).
+      const runs: Int32Array[] = [];
+      let inRuns = 0;
       for (const { rows, status } of buckets) {
         const from = lowerBoundIn(rows, 0, rows.length, bandFrom[status]!);
         const to = lowerBoundIn(rows, from, rows.length, bandTo[status]!);
         if (to > from) {
-          matches.set(rows.subarray(from, to), count);
-          count += to - from;
+          runs.push(rows.subarray(from, to));
+          inRuns += to - from;
         }
+      }
+      // By price over ACTIVE rows with no other condition (the commonest search): every
+      // run is already in the page's order, so the page is a merge of the runs' heads.
+      if (
+        activeOnly &&
+        c.sort === 'PRICE' &&
+        filter.passesAll &&
+        p.activeRowsInPriceOrder &&
+        (offset + limit) * runs.length <= MERGE_STEPS_PER_MATCH * inRuns + MERGE_STEPS_FREE
+      ) {
+        return { rows: pageOfRuns(runs, offset, limit, c.sortDir !== 'ASC'), total: inRuns };
+      }
+      for (const run of runs) {
+        matches.set(run, count);
+        count += run.length;
       }
     } else {
       // Much of the band: one pass over each status's band, testing the area
@@ -1477,6 +1503,49 @@ function pageByOrder(
       if (seen >= offset) out.push(byRank[position]!);
       seen++;
     }
+  }
+  return out;
+}
+
+/**
+ * When `pageOfRuns` answers instead of collecting the matches and ordering
+ * them (`pageByOrder`, a few passes over every match): while merging costs at
+ * most this many steps (a page's rows times the runs) per match, plus a few.
+ */
+const MERGE_STEPS_PER_MATCH = 2;
+const MERGE_STEPS_FREE = 512;
+
+/**
+ * Rows `offset` to `offset + limit` of the union of `runs` (disjoint,
+ * ascending rows) in row order, or from the last row back when `descending`:
+ * each step takes the smallest (largest) head among the runs.
+ */
+function pageOfRuns(
+  runs: readonly Int32Array[],
+  offset: number,
+  limit: number,
+  descending: boolean,
+): number[] {
+  const heads = new Int32Array(runs.length);
+  if (descending) for (let r = 0; r < runs.length; r++) heads[r] = runs[r]!.length - 1;
+  const out: number[] = [];
+  const end = offset + limit;
+  for (let taken = 0; taken < end; taken++) {
+    let best = -1;
+    let bestRow = 0;
+    for (let r = 0; r < runs.length; r++) {
+      const head = heads[r]!;
+      const run = runs[r]!;
+      if (head < 0 || head >= run.length) continue;
+      const row = run[head]!;
+      if (best < 0 || (descending ? row > bestRow : row < bestRow)) {
+        best = r;
+        bestRow = row;
+      }
+    }
+    if (best < 0) break;
+    heads[best]! += descending ? -1 : 1;
+    if (taken >= offset) out.push(bestRow);
   }
   return out;
 }

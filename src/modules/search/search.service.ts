@@ -19,7 +19,7 @@ import { memberBytes, memberPrefix, writeWithMember } from '../../platform/json-
 import { RebuildPacer } from '../../platform/rebuild-pacer.ts';
 import { type CachedJson, VersionedJsonCache } from '../../platform/versioned-json-cache.ts';
 import type { AreaTree } from '../../reference/areas.ts';
-import { type ResolvedAreaInput, resolveAreaList } from '../areas/area-input.ts';
+import { AreaInputMemo, type ResolvedAreaInput, resolveAreaList } from '../areas/area-input.ts';
 import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
@@ -211,29 +211,32 @@ export class SearchService {
   private warmedIndex: ListingIndex | null = null;
   private warmProgress: Omit<SummaryWarmStatus, 'running'> = { warmed: 0, of: 0, lastWarmedAt: null };
 
-  /** Resolved `areas` parameters (the area tree is fixed for the process); bounded. */
-  private readonly resolvedAreas = new Map<string, ResolvedAreas>();
+  /** Area inputs resolved before (the area tree is fixed for the process). */
+  private readonly areaInputs = new AreaInputMemo();
 
   /**
    * Area ids to filter on (each requested area, by id, slug, name or alias,
-   * and all its descendants) and what each input resolved to.
+   * and all its descendants, ascending) and what each input resolved to.
    */
   resolveAreas(areas: string | undefined): ResolvedAreas | null {
     if (areas === undefined) return null;
-    const cached = this.resolvedAreas.get(areas);
-    if (cached) return cached;
-    const inputs = resolveAreaList(this.areaTree, 'areas', areas);
-    const ids = new Set<number>();
-    for (const area of inputs) {
-      for (const descendant of this.areaTree.descendantsAndSelf(area.id)) ids.add(descendant);
-    }
-    const resolved = { ids: [...ids].sort((a, b) => a - b), inputs };
-    if (this.resolvedAreas.size >= 10_000) this.resolvedAreas.clear();
-    this.resolvedAreas.set(areas, resolved);
-    return resolved;
+    const inputs = resolveAreaList(this.areaTree, 'areas', areas, Number.POSITIVE_INFINITY, this.areaInputs);
+    const ids: number[] = [];
+    for (const area of inputs) for (const id of this.areaTree.descendantsAndSelf(area.id)) ids.push(id);
+    ids.sort((a, b) => a - b);
+    // An area named beside one of its ancestors comes twice: keep each id once.
+    let kept = 0;
+    for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[kept - 1]) ids[kept++] = ids[i]!;
+    ids.length = kept;
+    return { ids, inputs };
   }
 
-  toCriteria(listingType: ListingType, q: SearchQuery): SearchCriteria {
+  /** `resolved`: the query's `areas` already resolved (`resolveAreas`), so a search resolves them once. */
+  toCriteria(
+    listingType: ListingType,
+    q: SearchQuery,
+    resolved: ResolvedAreas | null = this.resolveAreas(q.areas),
+  ): SearchCriteria {
     assertRange('minPrice', q.minPrice, 'maxPrice', q.maxPrice);
     assertRange('minBeds', q.minBeds, 'maxBeds', q.maxBeds);
     assertRange('minBaths', q.minBaths, 'maxBaths', q.maxBaths);
@@ -254,7 +257,7 @@ export class SearchService {
     return {
       listingType,
       statuses: (splitList(q.status) as ListingStatus[] | undefined) ?? ['ACTIVE'],
-      areaIds: this.resolveAreas(q.areas)?.ids ?? null,
+      areaIds: resolved?.ids ?? null,
       minPrice: q.minPrice,
       maxPrice: q.maxPrice,
       minBeds: q.minBeds,
@@ -304,13 +307,13 @@ export class SearchService {
         message: `only the first ${MAX_RESULT_WINDOW} results of a search are served (page ${page.page} × perPage ${page.perPage} = ${page.page * page.perPage}): narrow the search (areas, price, listedAfter/listedBefore) to reach later listings`,
       });
     }
-    const criteria = this.toCriteria(listingType, query);
+    const areas = this.resolveAreas(query.areas);
+    const criteria = this.toCriteria(listingType, query, areas);
     const version = await this.dataVersion.version();
     const result = await this.search(criteria, page.page, page.perPage, version, memory);
     const freshness = await this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
     // `meta.areas` echoes the resolved areas; list meta is built by spreading this object.
-    const areas = this.resolveAreas(query.areas)?.inputs;
-    return { ...result, meta: areas ? { ...freshness, areas } : freshness };
+    return { ...result, meta: areas ? { ...freshness, areas: areas.inputs } : freshness };
   }
 
   /** Builds the index for the current data version (boot). */
