@@ -35,6 +35,8 @@ const DIALECT_INDEPENDENT = [
   'test/mcp.remote.test.ts',
   // The MCP JSON answer transport under the SDK's Server (no store).
   'test/mcp.transport.test.ts',
+  // The request logger factory over pino (no store).
+  'test/request-logger.test.ts',
   // The front page's HTML and headers; the OpenAPI document's lint and a client generated from it;
   // the CSV/GeoJSON encoders (pure functions); the demo market's calibration (generated in memory).
   'test/home.http.test.ts',

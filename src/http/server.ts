@@ -26,6 +26,7 @@ import { installErrorHandling } from './error-handler.ts';
 import { ApiError, errorBody } from './errors.ts';
 import { completeOpenApiDocument, loadOpenApiExamples, openApiServers } from './openapi-document.ts';
 import { redactingLogOptions } from './redact.ts';
+import { requestLoggerFactory } from './request-logger.ts';
 import { buildResponseSerializer } from './serializer.ts';
 import { buildRequestValidator, rejectQueryWithoutDeclaredParameters } from './validation.ts';
 
@@ -87,6 +88,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       : { logger: options.logger ?? loggerOptions(config) }),
     genReqId: () => randomUUID(),
     logController: new AccessLogController(),
+    childLoggerFactory: requestLoggerFactory,
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     // X-Forwarded-For is believed only from configured proxies.
     trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,

@@ -243,9 +243,12 @@ function unknownParameterHint(name: string, declared: readonly string[]): string
  * MAX_UNKNOWN_PARAMETERS_NAMED, names cut to MAX_ECHOED_NAME_LENGTH). The
  * rule is `unknown_parameter`; `params.hint` completes the message.
  */
-export function unknownParameterIssues(data: unknown, declared: readonly string[]): ValidationIssue[] {
+export function unknownParameterIssues(
+  data: unknown,
+  declared: readonly string[],
+  known: ReadonlySet<string> = new Set(declared),
+): ValidationIssue[] {
   if (data === null || typeof data !== 'object') return [];
-  const known = new Set(declared);
   const issues: ValidationIssue[] = [];
   for (const name of Object.keys(data)) {
     if (known.has(name)) continue;
@@ -330,10 +333,18 @@ function enumReadings(schema: unknown): ReadonlyMap<string, EnumReading> {
  * reject with the allowed values.
  */
 function canonicalText(text: string, reading: EnumReading): string {
-  const one = (item: string): string | undefined => reading.canonical.get(item.trim().toLowerCase());
-  if (!reading.list) return one(text) ?? text;
-  const items = text.split(',').map(one);
-  return items.every((item) => item !== undefined) ? items.join(',') : text;
+  if (!reading.list) return canonicalItem(text, reading) ?? text;
+  const items = text.split(',');
+  for (let i = 0; i < items.length; i++) {
+    const item = canonicalItem(items[i]!, reading);
+    if (item === undefined) return text;
+    items[i] = item;
+  }
+  return items.join(',');
+}
+
+function canonicalItem(item: string, reading: EnumReading): string | undefined {
+  return reading.canonical.get(item.trim().toLowerCase());
 }
 
 /** Rewrites enum values (and comma-list items) in place to their declared spelling. */
@@ -361,10 +372,11 @@ function withTextRules(
 ): ValidateFunction {
   const numeric = numericProperties(schema);
   const declared = part === 'querystring' ? declaredParameters(schema) : undefined;
+  const known = new Set(declared);
   const readings = part === 'querystring' || part === 'params' ? enumReadings(schema) : new Map();
   const checked: ValidateFunction = (data, context) => {
     const nul = firstWithNul(data);
-    const unknown = nul || declared === undefined ? [] : unknownParameterIssues(data, declared);
+    const unknown = nul || declared === undefined ? [] : unknownParameterIssues(data, declared, known);
     if (nul || unknown.length > 0) {
       checked.errors = nul ? [nul] : unknown;
       return false;
