@@ -52,11 +52,28 @@ export class FreshnessPolicy {
    * A search page: the age of the listing type's last whole refresh. A stale
    * page read by a paid caller starts a refresh of that listing type.
    */
-  async ofSearch(tier: Tier, listingType: ListingType, detailScraped: boolean): Promise<Freshness> {
+  ofSearch(tier: Tier, listingType: ListingType, detailScraped: boolean): Freshness | Promise<Freshness> {
+    const scope = SEARCH_SCOPE[listingType];
+    // Every search asks: answered without a promise while the data version's snapshot is fresh.
+    const refreshedAt = this.dataVersion.refreshedAtIfFresh(scope);
+    if (refreshedAt === undefined) {
+      return this.dataVersion
+        .refreshedAt(scope)
+        .then((at) => this.searchFreshness(tier, listingType, detailScraped, at));
+    }
+    return this.searchFreshness(tier, listingType, detailScraped, refreshedAt);
+  }
+
+  private searchFreshness(
+    tier: Tier,
+    listingType: ListingType,
+    detailScraped: boolean,
+    refreshedAt: string | null,
+  ): Freshness {
     return this.withRefresh({
       tier,
       kind: 'search',
-      refreshedAt: await this.dataVersion.refreshedAt(SEARCH_SCOPE[listingType]),
+      refreshedAt,
       detailScraped,
       target: { kind: 'search', listingType },
     });

@@ -213,6 +213,12 @@ export class SearchService {
 
   /** Area inputs resolved before (the area tree is fixed for the process). */
   private readonly areaInputs = new AreaInputMemo();
+  /**
+   * Resolved `areas` parameters, bounded. Besides sparing the work, the same
+   * value gets the same `ids` array, which the index keys what it derives
+   * from an area list by (see ListingIndex.areaList).
+   */
+  private readonly resolvedAreas = new Map<string, ResolvedAreas>();
 
   /**
    * Area ids to filter on (each requested area, by id, slug, name or alias,
@@ -220,6 +226,8 @@ export class SearchService {
    */
   resolveAreas(areas: string | undefined): ResolvedAreas | null {
     if (areas === undefined) return null;
+    const cached = this.resolvedAreas.get(areas);
+    if (cached) return cached;
     const inputs = resolveAreaList(this.areaTree, 'areas', areas, Number.POSITIVE_INFINITY, this.areaInputs);
     const ids: number[] = [];
     for (const area of inputs) for (const id of this.areaTree.descendantsAndSelf(area.id)) ids.push(id);
@@ -228,7 +236,10 @@ export class SearchService {
     let kept = 0;
     for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[kept - 1]) ids[kept++] = ids[i]!;
     ids.length = kept;
-    return { ids, inputs };
+    const resolved = { ids, inputs };
+    if (this.resolvedAreas.size >= 10_000) this.resolvedAreas.clear();
+    this.resolvedAreas.set(areas, resolved);
+    return resolved;
   }
 
   /** `resolved`: the query's `areas` already resolved (`resolveAreas`), so a search resolves them once. */
@@ -309,9 +320,9 @@ export class SearchService {
     }
     const areas = this.resolveAreas(query.areas);
     const criteria = this.toCriteria(listingType, query, areas);
-    const version = await this.dataVersion.version();
-    const result = await this.search(criteria, page.page, page.perPage, version, memory);
-    const freshness = await this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
+    const result = await this.search(criteria, page.page, page.perPage, undefined, memory);
+    const known = this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
+    const freshness = known instanceof Promise ? await known : known;
     // `meta.areas` echoes the resolved areas; list meta is built by spreading this object.
     return { ...result, meta: areas ? { ...freshness, areas: areas.inputs } : freshness };
   }
@@ -484,13 +495,25 @@ export class SearchService {
   private async indexVersion(): Promise<string> {
     // Every search asks: the text is built once per data-version epoch (a re-read of the scopes, at most
     // one a second, or an invalidation), not per request.
-    const epoch = await this.dataVersion.epoch();
+    const epoch = this.dataVersion.epochIfFresh() ?? (await this.dataVersion.epoch());
     if (this.indexVersionOf?.epoch === epoch) return this.indexVersionOf.version;
     const times = await Promise.all(INDEX_SCOPES.map((scope) => this.dataVersion.changedAt(scope)));
     const version = INDEX_SCOPES.map((scope, i) => `${scope}=${times[i]}`).join(';');
     // Read after `epoch`, so at least as new as it: a later epoch reads the version again.
     this.indexVersionOf = { epoch, version };
     return version;
+  }
+
+  /**
+   * The serving index without waiting, while the data version's snapshot is
+   * fresh and the index was read at the version it names (every search asks);
+   * undefined: ask `servingIndex`.
+   */
+  private currentIndex(): ListingIndex | undefined {
+    const index = this.index;
+    const known = this.indexVersionOf;
+    if (index === null || known === null || index.version !== known.version) return undefined;
+    return this.dataVersion.epochIfFresh() === known.epoch ? index : undefined;
   }
 
   /** The index to answer from (starting a build when the version moved), or null: SQL answers. */
@@ -520,15 +543,17 @@ export class SearchService {
     criteria: SearchCriteria,
     page: number,
     perPage: number,
-    dataVersion: string,
+    /** The data version the SQL path caches summaries for; read when needed if not given. */
+    dataVersion: string | undefined,
     memory: PageMemory | null = Buffer.allocUnsafe,
   ): Promise<SearchPage> {
     const offset = (page - 1) * perPage;
     const nowMs = criteria.now.getTime();
-    const index = await this.servingIndex();
+    const index = (this.useIndex && this.currentIndex()) || (await this.servingIndex());
     if (index) {
       const { rows, total, distances } = index.searchRows(criteria, perPage, offset);
-      const found = await this.summariesAt(index, criteria.listingType, rows, criteria.now);
+      const kept = this.summariesAt(index, criteria.listingType, rows, criteria.now);
+      const found = kept instanceof Promise ? await kept : kept;
       return pageOf(found, total, distances, memory);
     }
     const { ids, total, distances } = await searchListingIds(
@@ -538,7 +563,7 @@ export class SearchService {
       perPage,
       offset,
     );
-    const snapshot = `data:${dataVersion}`;
+    const snapshot = `data:${dataVersion ?? (await this.dataVersion.version())}`;
     this.cache.useVersion(snapshot);
     const found = ids.map((id) => this.cache.get(id, nowMs));
     const missing = ids.filter((_, i) => found[i] === undefined);
@@ -558,19 +583,38 @@ export class SearchService {
    * read and rendered now (and kept); a listing gone since the index read it
    * is `undefined`.
    */
-  private async summariesAt(
+  private summariesAt(
     index: ListingIndex,
     listingType: ListingType,
     rows: readonly number[],
     now: Date,
-  ): Promise<(CachedJson | undefined)[]> {
+  ): Summaries | Promise<Summaries> {
     const nowMs = now.getTime();
     const memo = this.summariesOf(index);
     const kept = memo[listingType];
-    const found = rows.map((row) => {
-      const entry = kept[row];
-      return entry !== undefined && entry.validUntil > nowMs ? entry : undefined;
-    });
+    const found: Summaries = new Array(rows.length);
+    let complete = true;
+    for (let i = 0; i < rows.length; i++) {
+      const entry = kept[rows[i]!];
+      if (entry !== undefined && entry.validUntil > nowMs) found[i] = entry;
+      else complete = false;
+    }
+    // The commonest case once warm: every summary kept, answered without a promise.
+    if (complete) return found;
+    return this.completeSummaries(index, listingType, rows, now, found);
+  }
+
+  /** `summariesAt` for the rows it lacks: taken over from the previous index, else read and rendered. */
+  private async completeSummaries(
+    index: ListingIndex,
+    listingType: ListingType,
+    rows: readonly number[],
+    now: Date,
+    found: Summaries,
+  ): Promise<Summaries> {
+    const nowMs = now.getTime();
+    const memo = this.summariesOf(index);
+    const kept = memo[listingType];
     const carried = this.carriedFor(index);
     const missing: string[] = [];
     const missingRows: number[] = [];
@@ -695,6 +739,9 @@ interface CarriedSummaries {
 function buildingsPartOf(version: string): string | null {
   return version.split(';').find((part) => part.startsWith('buildings=')) ?? null;
 }
+
+/** A page's serialized summaries in row order; `undefined` for a listing gone since the index read it. */
+type Summaries = (CachedJson | undefined)[];
 
 /** Serialized summaries by partition row, and how many are held. */
 interface SummaryMemo {
