@@ -37,6 +37,8 @@ const DIALECT_INDEPENDENT = [
   'test/mcp.transport.test.ts',
   // The request logger factory over pino (no store).
   'test/request-logger.test.ts',
+  // The rebuilt index's row mapping (a pure function; the worker that runs it is tested on both dialects).
+  'test/search.carried-rows.test.ts',
   // The front page's HTML and headers; the OpenAPI document's lint and a client generated from it;
   // the CSV/GeoJSON encoders (pure functions); the demo market's calibration (generated in memory).
   'test/home.http.test.ts',

@@ -5,6 +5,7 @@
  */
 import { threadId } from 'node:worker_threads';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoMarket } from '../src/demo/market/load.ts';
 import { AMENITIES } from '../src/domain/amenities.ts';
@@ -123,6 +124,47 @@ describe('search index built on the worker', () => {
       await client.close();
     }
     expect(warnings).toEqual([]);
+  }, 120_000);
+
+  it("maps a rebuild's rows to the previous build's (same listing, same revision) for the summaries to be taken over", async () => {
+    const client = new IndexWorkerClient(store.shared!, log);
+    try {
+      const first = await client.build('v1');
+      expect(first.build).not.toBeNull();
+      expect(first.carriedFrom).toBeNull();
+      // One rental changes (price and revision): its row moves and it must not be taken over.
+      const changed = await store.db
+        .selectFrom('listings')
+        .select(['id', 'revision'])
+        .where('listing_type', '=', 'rental')
+        .where('status', '=', 'ACTIVE')
+        .orderBy('id')
+        .executeTakeFirstOrThrow();
+      await store.db
+        .updateTable('listings')
+        .set({ price: sql`price + 1000`, revision: changed.revision + 1 })
+        .where('id', '=', changed.id)
+        .execute();
+      const second = await client.build('v2');
+      expect(second.carriedFrom?.build).toBe(first.build);
+      const rows = second.carriedFrom!.rows.rental;
+      let unmapped = 0;
+      for (let row = 0; row < rows.length; row++) {
+        const previous = rows[row]!;
+        const id = second.idAt('rental', row);
+        if (previous < 0) {
+          unmapped++;
+          expect(id).toBe(changed.id);
+          continue;
+        }
+        expect(first.idAt('rental', previous)).toBe(id);
+        expect(first.revisionAt('rental', previous)).toBe(second.revisionAt('rental', row));
+      }
+      expect(unmapped).toBe(1);
+      expect(second.carriedFrom!.rows.sale.every((previous) => previous >= 0)).toBe(true);
+    } finally {
+      await client.close();
+    }
   }, 120_000);
 
   it('serves from the worker-built index, and from an in-process build when the worker cannot build', async () => {

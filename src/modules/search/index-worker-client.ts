@@ -71,6 +71,8 @@ export class IndexWorkerClient {
         partitions: { rental, sale },
         buildMs: message.buildMs,
         threadId: message.threadId,
+        build: message.build,
+        ...(message.carriedFrom ? { carriedFrom: message.carriedFrom } : {}),
       });
     });
     built.catch((error: unknown) => {

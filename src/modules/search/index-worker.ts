@@ -12,7 +12,13 @@ import { parentPort, threadId, workerData } from 'node:worker_threads';
 import type { ListingType } from '../../domain/listing.ts';
 import { openStore, type SharedStoreOptions } from '../../platform/db/database.ts';
 import { lowerThisThreadPriority } from '../../platform/worker/threads.ts';
-import { buildPortableIndex, type PortablePartition } from './active-index.ts';
+import {
+  buildPortableIndex,
+  type CarriedFrom,
+  carriedRows,
+  type PartitionIdentity,
+  type PortablePartition,
+} from './active-index.ts';
 
 export interface IndexWorkerInit {
   /** The module the entry shim imports (this file). */
@@ -24,11 +30,44 @@ export type ToIndexWorker = { type: 'build'; id: number } | { type: 'close' };
 
 export type FromIndexWorker =
   | { type: 'partition'; id: number; listingType: ListingType; partition: PortablePartition }
-  | { type: 'built'; id: number; buildMs: number; threadId: number }
+  | {
+      type: 'built';
+      id: number;
+      buildMs: number;
+      threadId: number;
+      /** This build's name, unique in the process. */
+      build: string;
+      /** Its rows mapped to the previous build's on this worker (none after the worker started). */
+      carriedFrom?: CarriedFrom;
+    }
   | { type: 'failed'; id: number; error: { name: string; message: string } };
 
 /** Connections of the worker's PostgreSQL pool: the build reads one page at a time. */
 const POOL_SIZE = 1;
+
+/** What the worker keeps of its last build (copies: the build's memory went to the serving thread). */
+interface LastBuild {
+  build: string;
+  identity: Record<ListingType, PartitionIdentity>;
+}
+
+function identityOf(partition: PortablePartition): PartitionIdentity {
+  return {
+    idBytes: partition.idBytes,
+    idOffsets: partition.idOffsets,
+    rowOfId: partition.rowOfId,
+    revision: partition.revision,
+  };
+}
+
+function copyOf(identity: PartitionIdentity): PartitionIdentity {
+  return {
+    idBytes: identity.idBytes.slice(),
+    idOffsets: identity.idOffsets.slice(),
+    rowOfId: identity.rowOfId.slice(),
+    revision: identity.revision.slice(),
+  };
+}
 
 async function main(): Promise<void> {
   lowerThisThreadPriority();
@@ -38,6 +77,8 @@ async function main(): Promise<void> {
   const store = await openStore({ ...init.store, poolSize: POOL_SIZE });
   const post = (message: FromIndexWorker, transfer: ArrayBuffer[] = []) =>
     port.postMessage(message, transfer);
+  let last: LastBuild | null = null;
+  let builds = 0;
   port.on('message', (message: ToIndexWorker) => {
     if (message.type === 'close') {
       void store.close().finally(() => port.close());
@@ -46,13 +87,42 @@ async function main(): Promise<void> {
     const { id } = message;
     buildPortableIndex(store.db, threadId).then(
       ({ index, transfer }) => {
+        const build = `${threadId}:${++builds}`;
+        const identity = {
+          rental: identityOf(index.partitions.rental),
+          sale: identityOf(index.partitions.sale),
+        };
+        // Which rows the serving thread may take over from the index this worker built before
+        // (it takes them only if that is the index it serves): the merge runs here, off its thread.
+        const carriedFrom: CarriedFrom | undefined = last
+          ? {
+              build: last.build,
+              rows: {
+                rental: carriedRows(last.identity.rental, identity.rental),
+                sale: carriedRows(last.identity.sale, identity.sale),
+              },
+            }
+          : undefined;
+        last = { build, identity: { rental: copyOf(identity.rental), sale: copyOf(identity.sale) } };
         for (const listingType of ['rental', 'sale'] as const) {
           post(
             { type: 'partition', id, listingType, partition: index.partitions[listingType] },
             transfer[listingType],
           );
         }
-        post({ type: 'built', id, buildMs: index.buildMs, threadId: index.threadId });
+        post(
+          {
+            type: 'built',
+            id,
+            buildMs: index.buildMs,
+            threadId: index.threadId,
+            build,
+            ...(carriedFrom ? { carriedFrom } : {}),
+          },
+          carriedFrom
+            ? [carriedFrom.rows.rental.buffer as ArrayBuffer, carriedFrom.rows.sale.buffer as ArrayBuffer]
+            : [],
+        );
       },
       (error: unknown) => {
         const record =
