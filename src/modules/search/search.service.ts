@@ -229,14 +229,10 @@ export class SearchService {
     const cached = this.resolvedAreas.get(areas);
     if (cached) return cached;
     const inputs = resolveAreaList(this.areaTree, 'areas', areas, Number.POSITIVE_INFINITY, this.areaInputs);
-    const ids: number[] = [];
-    for (const area of inputs) for (const id of this.areaTree.descendantsAndSelf(area.id)) ids.push(id);
-    ids.sort((a, b) => a - b);
-    // An area named beside one of its ancestors comes twice: keep each id once.
-    let kept = 0;
-    for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[kept - 1]) ids[kept++] = ids[i]!;
-    ids.length = kept;
-    const resolved = { ids, inputs };
+    // An area named beside one of its ancestors comes twice: each id once.
+    const ids = new Set<number>();
+    for (const area of inputs) for (const id of this.areaTree.descendantsAndSelf(area.id)) ids.add(id);
+    const resolved = { ids: [...ids].sort((a, b) => a - b), inputs };
     if (this.resolvedAreas.size >= 10_000) this.resolvedAreas.clear();
     this.resolvedAreas.set(areas, resolved);
     return resolved;
@@ -593,11 +589,10 @@ export class SearchService {
   ): Summaries | Promise<Summaries> {
     const nowMs = now.getTime();
     const memo = this.summariesOf(index);
-    const kept = memo[listingType];
     const found: Summaries = new Array(rows.length);
     let complete = true;
     for (let i = 0; i < rows.length; i++) {
-      const entry = kept[rows[i]!];
+      const entry = keptAt(memo, listingType, rows[i]!);
       if (entry !== undefined && entry.validUntil > nowMs) found[i] = entry;
       else complete = false;
     }
@@ -675,16 +670,18 @@ export class SearchService {
   }
 
   /**
-   * Hands the summaries kept with the index being replaced to its successor,
-   * row for row, when the index worker mapped the successor's rows to that
-   * index's (same listing, same revision: see CarriedFrom) and the buildings
-   * part of the version stands (a summary shows its building's scores). One
-   * pass over the rows (~49k: under a millisecond). Without it, after every
-   * swap a search of the whole market (random neighborhoods) looked up each of
-   * its rows by id until the warm-up had walked every row again, and under
-   * refresh cycles that walk hardly ever finished: it halved the 5-area
-   * search's throughput. The lookup by id remains for whatever this leaves
-   * out (an in-process build, a restarted worker, changed listings).
+   * Lets the successor of the index being replaced read the summaries kept
+   * with it, row for row, when the index worker mapped the successor's rows to
+   * that index's (same listing, same revision: see CarriedFrom) and the
+   * buildings part of the version stands (a summary shows its building's
+   * scores). Nothing is copied at the swap — copying ~43k entries out of a
+   * memo filled in search order took 12 ms on the request thread — a row is
+   * taken over when a search or the warm-up first reads it (`keptAt`). One
+   * level only: the replaced memo stops reading from its own predecessor, so
+   * memos never chain. Without it, after every swap a search over random
+   * neighborhoods looked each of its rows up by id until the warm-up had
+   * walked the market again. The lookup by id remains for whatever this
+   * leaves out (an in-process build, a restarted worker, changed listings).
    */
   private takeOverSummaries(previous: ListingIndex | null, next: ListingIndex): void {
     const carried = next.carriedFrom;
@@ -692,27 +689,15 @@ export class SearchService {
     if (buildingsPartOf(previous.version) !== buildingsPartOf(next.version)) return;
     const before = this.summaryMemos.get(previous);
     if (before === undefined) return;
-    const after = this.summariesOf(next);
-    for (const listingType of ['rental', 'sale'] as const) {
-      const rows = carried.rows[listingType];
-      const from = before[listingType];
-      const to = after[listingType];
-      for (let row = 0; row < rows.length; row++) {
-        const previousRow = rows[row]!;
-        if (previousRow < 0) continue;
-        const entry = from[previousRow];
-        if (entry === undefined) continue;
-        if (to[row] === undefined) after.size++;
-        to[row] = entry;
-      }
-    }
+    before.inherited = null;
+    this.summariesOf(next).inherited = { rows: carried.rows, from: before };
   }
 
   /** The summaries kept with an index, by row of each listing type's partition (see `search`). */
   private summariesOf(index: ListingIndex): SummaryMemo {
     let memo = this.summaryMemos.get(index);
     if (!memo) {
-      memo = { rental: [], sale: [], size: 0 };
+      memo = { rental: [], sale: [], size: 0, inherited: null };
       this.summaryMemos.set(index, memo);
     }
     return memo;
@@ -784,6 +769,26 @@ interface SummaryMemo {
   rental: (CachedJson | undefined)[];
   sale: (CachedJson | undefined)[];
   size: number;
+  /** The replaced index's memo, and which of its rows each row of this index may take (see takeOverSummaries). */
+  inherited: { rows: Record<ListingType, Int32Array>; from: SummaryMemo } | null;
+}
+
+/**
+ * The summary kept for `row`, taking it over from the inherited memo (and
+ * keeping it) when this memo has none yet; undefined when neither has one.
+ */
+function keptAt(memo: SummaryMemo, listingType: ListingType, row: number): CachedJson | undefined {
+  const kept = memo[listingType];
+  const entry = kept[row];
+  if (entry !== undefined || memo.inherited === null) return entry;
+  const previousRow = memo.inherited.rows[listingType][row]!;
+  if (previousRow < 0) return undefined;
+  const inherited = memo.inherited.from[listingType][previousRow];
+  if (inherited !== undefined) {
+    kept[row] = inherited;
+    memo.size++;
+  }
+  return inherited;
 }
 
 /** The page's serialized summaries in result order; a listing gone between the two reads is left out. */
