@@ -84,6 +84,69 @@ export function distanceOfTerm(h: number): number {
 }
 
 /**
+ * Half-angles (radians) below which `roundedDistanceWithin` uses power series
+ * (about 12.7 km of latitude, more than any usual radius).
+ */
+const SERIES_HALF_ANGLE = 1e-3;
+/**
+ * A series distance this close to a half metre is computed again with
+ * sin/asin: the series and the library functions differ by ~1e-12 m here,
+ * so farther from a rounding boundary both round alike.
+ */
+const ROUNDING_GUARD_M = 1e-6;
+
+/**
+ * The unrounded distance (metres) from (lat0, lng0) to a point whose half
+ * angle differences x (latitude) and y (longitude) are below
+ * SERIES_HALF_ANGLE, by power series instead of sin and asin:
+ * sin² t = t² (1 − t²/3 + …) and asin s = s (1 + s²/6 + 3 s⁴/40 + …), with
+ * s² the haversine term h. The terms left out are below 1e-13 of the
+ * distance there (3e-10 m), and only multiplications remain (a division
+ * costs as much as the rest of the loop of a radius search).
+ */
+export function seriesDistance(x: number, y: number, cosLat0: number, cosLatitude: number): number {
+  const x2 = x * x;
+  const y2 = y * y;
+  const h = x2 * (1 - x2 * ONE_THIRD) + cosLat0 * cosLatitude * (y2 * (1 - y2 * ONE_THIRD));
+  return EARTH_DIAMETER_M * Math.sqrt(h) * (1 + h * (ONE_SIXTH + h * THREE_FORTIETHS));
+}
+
+const ONE_THIRD = 1 / 3;
+const ONE_SIXTH = 1 / 6;
+const THREE_FORTIETHS = 3 / 40;
+const EARTH_DIAMETER_M = 2 * EARTH_RADIUS_M;
+const HALF_RADIANS_PER_DEGREE = TO_RADIANS / 2;
+
+/**
+ * `distanceOfTerm(haversineTerm(…))` for one point, the same whole metres;
+ * +∞ instead for some points past `far` (`termBeyond` of the radius), which
+ * a radius test rejects either way. A radius
+ * search computes this for every candidate, and sin/asin were most of its
+ * time: nearby points use `seriesDistance`, and fall back to the exact
+ * functions only next to a rounding boundary.
+ */
+export function roundedDistanceWithin(
+  lat0: number,
+  lng0: number,
+  cosLat0: number,
+  latitude: number,
+  longitude: number,
+  cosLatitude: number,
+  far: number,
+): number {
+  const x = (latitude - lat0) * HALF_RADIANS_PER_DEGREE;
+  const y = (longitude - lng0) * HALF_RADIANS_PER_DEGREE;
+  if (Math.abs(x) < SERIES_HALF_ANGLE && Math.abs(y) < SERIES_HALF_ANGLE) {
+    const shifted = seriesDistance(x, y, cosLat0, cosLatitude) + 0.5;
+    const whole = Math.floor(shifted);
+    const fraction = shifted - whole;
+    if (fraction > ROUNDING_GUARD_M && fraction < 1 - ROUNDING_GUARD_M) return whole;
+  }
+  const h = haversineTerm(lat0, lng0, cosLat0, latitude, longitude, cosLatitude);
+  return h > far ? Number.POSITIVE_INFINITY : distanceOfTerm(h);
+}
+
+/**
  * A haversine term above this is more than `radiusM` + 1 m away, so its
  * rounded distance is past `radiusM`: rows can be rejected on the term alone,
  * without the square root and arcsine. The metre of margin dwarfs the
