@@ -11,7 +11,7 @@ import { loadDemoMarket } from '../src/demo/market/load.ts';
 import { AMENITIES } from '../src/domain/amenities.ts';
 import { BUILDING_TYPES, LISTING_STATUSES, SALE_TYPES } from '../src/domain/listing.ts';
 import { listAreas } from '../src/modules/areas/areas.repository.ts';
-import { DataVersion } from '../src/modules/freshness/data-version.ts';
+import { DataVersion, markChanged } from '../src/modules/freshness/data-version.ts';
 import { FreshnessPolicy } from '../src/modules/freshness/freshness-policy.ts';
 import { noUpstream } from '../src/modules/freshness/refresh-port.ts';
 import { ListingIndex } from '../src/modules/search/active-index.ts';
@@ -164,6 +164,61 @@ describe('search index built on the worker', () => {
       expect(second.carriedFrom!.rows.sale.every((previous) => previous >= 0)).toBe(true);
     } finally {
       await client.close();
+    }
+  }, 120_000);
+
+  it('after a rebuild on the worker, serves the summaries it kept for unchanged listings and renders a changed one again', async () => {
+    const clock = new ManualClock(TEST_NOW);
+    const dataVersion = new DataVersion(store.db, clock);
+    const service = new SearchService(
+      store.db,
+      store.dialect,
+      new AreaTree(await listAreas(store.db)),
+      clock,
+      dataVersion,
+      new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000),
+      true,
+      new IndexWorkerClient(store.shared!, log),
+    );
+    const byId = (items: readonly Buffer[]) =>
+      new Map(items.map((item) => [(JSON.parse(String(item)) as { id: string }).id, item]));
+    try {
+      await service.warm();
+      const criteria = service.toCriteria('rental', { sort: 'PRICE' });
+      const versionBefore = service.indexStatus().version;
+      const before = byId((await service.search(criteria, 1, 20, 'd1')).items);
+      expect(before.size).toBe(20);
+      const changedId = [...before.keys()][5]!;
+      const changed = await store.db
+        .selectFrom('listings')
+        .select(['price', 'revision'])
+        .where('id', '=', changedId)
+        .executeTakeFirstOrThrow();
+      await store.db
+        .updateTable('listings')
+        .set({ price: changed.price + 1, revision: changed.revision + 1 })
+        .where('id', '=', changedId)
+        .execute();
+      await markChanged(store.db, 'search:rental', clock.now());
+      dataVersion.invalidate();
+      await service.warm();
+      expect(service.indexStatus().version).not.toBe(versionBefore);
+      const after = byId((await service.search(criteria, 1, 20, 'd2')).items);
+      expect(after.has(changedId)).toBe(true);
+      let carried = 0;
+      for (const [id, item] of after) {
+        if (id === changedId) {
+          expect(item).not.toBe(before.get(id));
+          expect((JSON.parse(String(item)) as { price: number }).price).toBe(changed.price + 1);
+        } else if (before.has(id)) {
+          // The very buffer rendered before the swap: taken over, not rendered again.
+          expect(item).toBe(before.get(id));
+          carried++;
+        }
+      }
+      expect(carried).toBeGreaterThanOrEqual(18);
+    } finally {
+      await service.close();
     }
   }, 120_000);
 
