@@ -254,11 +254,14 @@ interface Partition {
   gridRows: Int32Array;
   gridKeys: Float64Array;
   /**
-   * The columns a geo search reads for every candidate, in grid order
-   * (position k holds row `gridRows[k]`'s value): a box's candidates are
-   * scattered rows, while in grid order a cell's candidates are one run.
-   * Measured in-process (paired rounds), the bench's radius search took
-   * ~10% longer reading them from the row-ordered columns.
+   * The columns a geo search reads for every candidate, in grid order, for
+   * the ACTIVE rows (grid positions below `segments[1]`; position k holds row
+   * `gridRows[k]`'s value): a box's candidates are scattered rows, while in
+   * grid order a cell's candidates are one run. Measured in-process (paired
+   * rounds), the bench's radius search took ~10% longer reading them from
+   * the row-ordered columns. Other statuses read those columns: copies of
+   * every row would cost 33 bytes a listing (~18 MB at the demo's full
+   * scale) for the rarer searches of closed listings.
    */
   gridLatitude: Float64Array;
   gridLongitude: Float64Array;
@@ -308,6 +311,9 @@ interface Partition {
   rowMarks: Uint32Array;
   markGeneration: number;
 }
+
+/** The status code (index in LISTING_STATUSES) of ACTIVE listings, whose rows come first. */
+const ACTIVE = LISTING_STATUSES.indexOf('ACTIVE');
 
 const AREA_KEY = 1 << 24;
 
@@ -506,14 +512,18 @@ async function buildGrid(p: Partition, slicer: Slicer): Promise<void> {
   }
   p.gridRows = await sortIndices(p.size, byKey(statusThenCell), slicer);
   p.gridKeys = new Float64Array(p.size);
-  p.gridLatitude = new Float64Array(p.size);
-  p.gridLongitude = new Float64Array(p.size);
-  p.gridCosLatitude = new Float64Array(p.size);
-  p.gridBeds = new Float64Array(p.size);
-  p.gridFlags = new Uint8Array(p.size);
   for (let i = 0; i < p.size; i++) {
+    p.gridKeys[i] = cellOf[p.gridRows[i]!]!;
+    if (slicer.due()) await slicer.yield();
+  }
+  const active = p.segments[ACTIVE + 1]!;
+  p.gridLatitude = new Float64Array(active);
+  p.gridLongitude = new Float64Array(active);
+  p.gridCosLatitude = new Float64Array(active);
+  p.gridBeds = new Float64Array(active);
+  p.gridFlags = new Uint8Array(active);
+  for (let i = 0; i < active; i++) {
     const row = p.gridRows[i]!;
-    p.gridKeys[i] = cellOf[row]!;
     p.gridLatitude[i] = p.latitude[row]!;
     p.gridLongitude[i] = p.longitude[row]!;
     p.gridCosLatitude[i] = p.cosLatitude[row]!;
@@ -1169,8 +1179,7 @@ function collectGeoMatches(
   const exact = geo.box;
   // Cells of the box's corners that lie wholly outside near's circle are not read.
   const reach = geo.near ? new CircleReach(geo.near) : null;
-  const { gridRows, gridKeys, gridLatitude, gridLongitude, gridCosLatitude, gridBeds, gridFlags } = p;
-  const { areaSlot, matches, positions: distances } = p;
+  const { gridRows, gridKeys, areaSlot, matches, positions: distances } = p;
   // The flag and bedroom conditions on the way (the commonest, one byte and one number per row), not in `narrow`.
   const testFlagsAndBeds = filter.testsFlagsOrBeds;
   const circle = radiusWhileCollecting(geo, filter) ? geo.near : null;
@@ -1186,6 +1195,13 @@ function collectGeoMatches(
     if (priceFrom >= priceTo) continue;
     const end = p.segments[status + 1]!;
     let at = p.segments[status]!;
+    // ACTIVE rows' columns in grid order (read at the grid position), others' by row.
+    const inGridOrder = status === ACTIVE;
+    const latitudes = inGridOrder ? p.gridLatitude : p.latitude;
+    const longitudes = inGridOrder ? p.gridLongitude : p.longitude;
+    const cosines = inGridOrder ? p.gridCosLatitude : p.cosLatitude;
+    const bedCounts = inGridOrder ? p.gridBeds : p.beds;
+    const flagBits = inGridOrder ? p.gridFlags : p.flags;
     for (let y = firstRow; y <= lastRow && at < end; y++) {
       at = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + firstColumn);
       const runEnd = lowerBoundKeys(gridKeys, at, end, y * GRID_COLUMNS + lastColumn + 1);
@@ -1201,19 +1217,23 @@ function collectGeoMatches(
         let k = lowerBoundIn(gridRows, at, cellEnd, priceFrom);
         const bandEnd = lowerBoundIn(gridRows, k, cellEnd, priceTo);
         for (; k < bandEnd; k++) {
-          if (testFlagsAndBeds && !(filter.passesFlags(gridFlags[k]!) && filter.passesBeds(gridBeds[k]!)))
-            continue;
           const row = gridRows[k]!;
+          const column = inGridOrder ? k : row;
+          if (
+            testFlagsAndBeds &&
+            !(filter.passesFlags(flagBits[column]!) && filter.passesBeds(bedCounts[column]!))
+          )
+            continue;
           if (areas !== null && areas[areaSlot[row]!] !== 1) continue;
-          const lat = gridLatitude[k]!;
-          const lng = gridLongitude[k]!;
+          const lat = latitudes[column]!;
+          const lng = longitudes[column]!;
           if (exact !== null) {
             if (lat < exact.minLat || lat > exact.maxLat || lng < exact.minLng || lng > exact.maxLng)
               continue;
           }
           if (circle !== null) {
             // distanceFrom's distance, with the row's cosine kept in the index (the same double).
-            const d = roundedDistanceWithin(lat0, lng0, cosLat0, lat, lng, gridCosLatitude[k]!, far);
+            const d = roundedDistanceWithin(lat0, lng0, cosLat0, lat, lng, cosines[column]!, far);
             if (d > radius) continue;
             distances[count] = d;
           }
