@@ -1904,10 +1904,10 @@ class RowFilter {
     const { areaSlot, flags, beds } = this.p;
     const mask = this.flagMask;
     const value = this.flagValue;
-    const checkBeds = this.minBeds !== Number.NEGATIVE_INFINITY || this.maxBeds !== Number.POSITIVE_INFINITY;
+    const checkBeds = this.checksBeds;
     const minBeds = this.minBeds;
     const maxBeds = this.maxBeds;
-    if (mask === 0 && !checkBeds) {
+    if (!this.testsFlagsOrBeds) {
       if (areas === null) for (let row = from; row < to; row++) m[n++] = row;
       else for (let row = from; row < to; row++) if (areas[areaSlot[row]!] === 1) m[n++] = row;
       return n;
@@ -1932,11 +1932,12 @@ class RowFilter {
 
   /** Whether the flag or bedroom conditions hold anything back (else every row passes both). */
   get testsFlagsOrBeds(): boolean {
-    return (
-      this.flagMask !== 0 ||
-      this.minBeds !== Number.NEGATIVE_INFINITY ||
-      this.maxBeds !== Number.POSITIVE_INFINITY
-    );
+    return this.flagMask !== 0 || this.checksBeds;
+  }
+
+  /** Whether the bedroom bounds hold anything back. */
+  private get checksBeds(): boolean {
+    return this.minBeds !== Number.NEGATIVE_INFINITY || this.maxBeds !== Number.POSITIVE_INFINITY;
   }
 
   /** A caller that collected only rows passing `passesFlags` and `passesBeds` says so: `narrow` skips them. */
