@@ -398,6 +398,7 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
       source: options.photoSource ?? new DemoPhotoSource(),
       cacheDir: config.photoCacheDir,
       maxCacheBytes: config.photoCacheMaxBytes,
+      memoryCacheBytes: config.photoMemoryCacheMaxBytes,
       renderBudget: {
         limiter: limits.rate,
         perMinute: config.photoRendersPerMinute,

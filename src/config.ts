@@ -69,6 +69,8 @@ export interface Config {
   readonly photoCacheDir: string;
   /** Bound on the bytes of the photo cache's files (PHOTO_CACHE_MAX_MB); LRU eviction keeps within it. */
   readonly photoCacheMaxBytes: number;
+  /** Bound on the bytes of recently served photo variants kept in memory (PHOTO_MEMORY_CACHE_MB); 0: none. */
+  readonly photoMemoryCacheMaxBytes: number;
   /** New photo renders (cache misses) a client may cause per minute: by IP on `/fp/`, by account with a key. */
   readonly photoRendersPerMinute: number;
   readonly upstream: {
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     photoBaseUrl: photoBaseUrl === undefined ? publicUrl : withoutTrailingSlash(photoBaseUrl),
     photoCacheDir: resolve(readVariable(env, 'PHOTO_CACHE_DIR') ?? resolve(dataDir, 'photos')),
     photoCacheMaxBytes: Math.floor(readVariable(env, 'PHOTO_CACHE_MAX_MB') * 1024 * 1024),
+    photoMemoryCacheMaxBytes: Math.floor(readVariable(env, 'PHOTO_MEMORY_CACHE_MB') * 1024 * 1024),
     photoRendersPerMinute: readVariable(env, 'PHOTO_RENDERS_PER_MINUTE'),
     upstream: Object.freeze({
       url: upstreamUrl === undefined ? undefined : withoutTrailingSlash(upstreamUrl),

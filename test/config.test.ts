@@ -87,6 +87,7 @@ describe('config', () => {
       photoBaseUrl: 'http://127.0.0.1:8080',
       photoCacheDir: resolve(dataDir, 'photos'),
       photoCacheMaxBytes: 2048 * 1024 * 1024,
+      photoMemoryCacheMaxBytes: 32 * 1024 * 1024,
       photoRendersPerMinute: 120,
       upstream: { url: undefined, token: undefined, timeoutMs: 10_000, liveTimeoutMs: 5_000, retries: 3 },
       simulator: { enabled: true, speed: 60, faultRate: 0, latency: true, port: 0 },

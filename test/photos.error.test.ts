@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DemoPhotoSource } from '../src/demo/photo-source.ts';
 import type { PhotoRecord, PhotoSource } from '../src/modules/photos/photo-source.ts';
 import { PHOTO_SIZES } from '../src/modules/photos/photo-url.ts';
 import { PhotoService } from '../src/modules/photos/photos.service.ts';
@@ -201,14 +202,26 @@ describe('metering', () => {
     }
   });
 
-  it('still serves (re-rendering) when the cache directory cannot be written', async () => {
+  it('still serves when the cache directory cannot be written: rendered once, then from memory', async () => {
     const first = await limited.getAs(null, `/fp/${key}-se_medium_500_250.webp`);
     const second = await limited.getAs(null, `/fp/${key}-se_medium_500_250.webp`);
     expect([first.status, second.status]).toEqual([200, 200]);
-    expect([first.headers.get('x-cache'), second.headers.get('x-cache')]).toEqual(['MISS', 'MISS']);
+    expect([first.headers.get('x-cache'), second.headers.get('x-cache')]).toEqual(['MISS', 'HIT']);
     const [a, b] = [Buffer.from(await first.arrayBuffer()), Buffer.from(await second.arrayBuffer())];
     expect(a.equals(b)).toBe(true);
     expect((await sharp(a).metadata()).width).toBe(500);
+  });
+
+  it('renders again on every request when neither cache can keep the variant', async () => {
+    const service = new PhotoService({
+      db: limited.store.db,
+      source: new DemoPhotoSource(),
+      cacheDir: limited.config.photoCacheDir,
+      memoryCacheBytes: 0,
+    });
+    const first = await service.variant(key, 'se_medium_500_250');
+    const second = await service.variant(key, 'se_medium_500_250');
+    expect([first, second].map((v) => v !== null && 'rendered' in v && v.rendered)).toEqual([true, true]);
   });
 });
 

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DemoPhotoSource } from '../src/demo/photo-source.ts';
 import { PHOTO_SIZES, type PhotoSize, photoUrl } from '../src/modules/photos/photo-url.ts';
+import { PhotoService, type PhotoVariant } from '../src/modules/photos/photos.service.ts';
 import type { SearchResponse } from '../src/modules/search/search.schema.ts';
 import { createTestApp, getJson, type TestApp } from './support/app.ts';
 import { HAS_CHROMIUM, launchChromium } from './support/browser.ts';
@@ -161,16 +163,39 @@ describe('rendering and the disk cache', () => {
     expect(second.response.headers.get('etag')).toBe(first.response.headers.get('etag'));
   });
 
-  it('is deterministic: the same key renders to identical bytes after the cache is wiped', async () => {
+  it('keeps what it served in memory: wiping the disk cache does not make a hit a render', async () => {
     const photos = [landscape, portrait, spare[3]!];
     const before = await Promise.all(photos.map((p) => fetchBytes(fpPath(p.key, 'se_xlarge_1600_800'))));
     await rm(cacheDir, { recursive: true, force: true });
-    expect(await cachedFiles().catch(() => [])).toEqual([]);
     for (const [i, photo] of photos.entries()) {
       const again = await fetchBytes(fpPath(photo.key, 'se_xlarge_1600_800'));
-      expect(again.response.headers.get('x-cache')).toBe('MISS');
+      expect(again.response.headers.get('x-cache')).toBe('HIT');
       expect(again.bytes.equals(before[i]!.bytes)).toBe(true);
       expect(again.response.headers.get('etag')).toBe(before[i]!.response.headers.get('etag'));
+    }
+    expect(await cachedFiles().catch(() => [])).toEqual([]);
+  });
+
+  it('is deterministic: a service with empty caches renders the same bytes', async () => {
+    const photos = [landscape, portrait, spare[3]!];
+    const served = await Promise.all(photos.map((p) => fetchBytes(fpPath(p.key, 'se_xlarge_1600_800'))));
+    const emptyDir = await mkdtemp(join(tmpdir(), 'stoop-photos-empty-'));
+    try {
+      const fresh = new PhotoService({
+        db: t.store.db,
+        source: new DemoPhotoSource(),
+        cacheDir: emptyDir,
+        memoryCacheBytes: 0,
+      });
+      for (const [i, photo] of photos.entries()) {
+        const again = await fresh.variant(photo.key, 'se_xlarge_1600_800');
+        expect(again !== null && 'rendered' in again && again.rendered).toBe(true);
+        const variant = again as PhotoVariant;
+        expect(variant.bytes.equals(served[i]!.bytes)).toBe(true);
+        expect(variant.etag).toBe(served[i]!.response.headers.get('etag'));
+      }
+    } finally {
+      await rm(emptyDir, { recursive: true, force: true });
     }
   });
 

@@ -288,12 +288,14 @@ describe('the disk cache bound (over HTTP)', () => {
 
   beforeAll(async () => {
     cacheDir = await mkdtemp(join(tmpdir(), 'stoop-photos-bound-'));
-    // About five 800×400 demo variants (5–7 KB each); renders unmetered for the test.
+    // About five 800×400 demo variants (5–7 KB each); renders unmetered for the test. The disk
+    // tier alone: the memory cache in front of it would serve an evicted variant without a render.
     t = await createTestApp({
       scale: 0.005,
       env: {
         PHOTO_CACHE_DIR: cacheDir,
         PHOTO_CACHE_MAX_MB: '0.03',
+        PHOTO_MEMORY_CACHE_MB: '0',
         PHOTO_RENDERS_PER_MINUTE: '1000000',
         TRUSTED_PROXIES: '127.0.0.1',
       },
@@ -441,6 +443,7 @@ describe('the disk cache after a restart', () => {
         source: new DemoPhotoSource(),
         cacheDir: tiny,
         maxCacheBytes: 100,
+        memoryCacheBytes: 0,
       });
       await service.cache.indexed;
       expect(variantOf(await service.variant(key!, LARGE)).rendered).toBe(true);
@@ -448,6 +451,80 @@ describe('the disk cache after a restart', () => {
       expect(await bytesUnder(tiny)).toBe(0);
     } finally {
       await rm(tiny, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the memory cache in front of the disk', () => {
+  let t: TestApp;
+  const dirs: string[] = [];
+  const freshDir = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stoop-photos-memory-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const serviceOver = (cacheDir: string, options: Partial<PhotoServiceOptions> = {}) =>
+    new PhotoService({ db: t.store.db, source: new DemoPhotoSource(), cacheDir, ...options });
+
+  beforeAll(async () => {
+    t = await createTestApp({ scale: 0.005 });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  it('keeps the most recently served variants within its bound and serves them without the disk', async () => {
+    const keys = await photoKeys(t, 6);
+    const probe = serviceOver(await freshDir(), { memoryCacheBytes: 0 });
+    const rendered = new Map<string, Buffer>();
+    for (const key of keys) rendered.set(key, variantOf(await probe.variant(key, LARGE)).bytes);
+    // Room for the last three variants served.
+    const bound = keys.slice(3).reduce((sum, key) => sum + rendered.get(key)!.length, 0);
+    const dir = await freshDir();
+    const service = serviceOver(dir, { memoryCacheBytes: bound });
+    for (const key of keys) expect(variantOf(await service.variant(key, LARGE)).rendered).toBe(true);
+    expect(service.memoryUsage()).toEqual({ bytes: bound, variants: 3 });
+
+    await rm(dir, { recursive: true, force: true });
+    for (const key of keys.slice(3)) {
+      const variant = variantOf(await service.variant(key, LARGE));
+      expect(variant.rendered).toBe(false);
+      expect(variant.bytes.equals(rendered.get(key)!)).toBe(true);
+      expect(variant.etag).toBe(etagOf(variant.bytes));
+    }
+    // Dropped from memory and gone from the disk: rendered again, and the bound still holds.
+    expect(variantOf(await service.variant(keys[0]!, LARGE)).rendered).toBe(true);
+    expect(service.memoryUsage().bytes).toBeLessThanOrEqual(bound);
+  });
+
+  it('counts its hits as uses of the disk copy, so the disk evicts in order of last use', async () => {
+    const keys = await photoKeys(t, 6);
+    const probe = serviceOver(await freshDir(), { memoryCacheBytes: 0 });
+    const sizes = [];
+    for (const key of keys) sizes.push(variantOf(await probe.variant(key, LARGE)).bytes.length);
+    const dir = await freshDir();
+    // The disk holds about three variants; memory holds them all.
+    const service = serviceOver(dir, { maxCacheBytes: Math.max(...sizes) * 3 + 1 });
+    await service.cache.indexed;
+    await service.variant(keys[0]!, LARGE);
+    for (const key of keys.slice(1)) {
+      expect(variantOf(await service.variant(key, LARGE)).rendered).toBe(true);
+      expect(variantOf(await service.variant(keys[0]!, LARGE)).rendered).toBe(false);
+    }
+    const onDisk = await keysOnDisk(dir);
+    expect(onDisk).toContain(keys[0]);
+    expect(onDisk).not.toContain(keys[1]);
+  });
+
+  it('keeps nothing larger than its whole bound, and nothing at all when set to 0', async () => {
+    const [key] = await photoKeys(t, 1);
+    for (const memoryCacheBytes of [100, 0]) {
+      const service = serviceOver(await freshDir(), { memoryCacheBytes });
+      expect(variantOf(await service.variant(key!, LARGE)).rendered).toBe(true);
+      expect(service.memoryUsage()).toEqual({ bytes: 0, variants: 0 });
+      // Served from the disk copy.
+      expect(variantOf(await service.variant(key!, LARGE)).rendered).toBe(false);
     }
   });
 });
@@ -467,6 +544,9 @@ describe('configuration', () => {
   it('reads PHOTO_CACHE_MAX_MB (MiB, fractions allowed) and PHOTO_RENDERS_PER_MINUTE', () => {
     const config = loadConfig({ PHOTO_CACHE_MAX_MB: '0.5', PHOTO_RENDERS_PER_MINUTE: '30' });
     expect(config.photoCacheMaxBytes).toBe(512 * 1024);
+    expect(loadConfig({ PHOTO_MEMORY_CACHE_MB: '0.25' }).photoMemoryCacheMaxBytes).toBe(256 * 1024);
+    expect(loadConfig({ PHOTO_MEMORY_CACHE_MB: '0' }).photoMemoryCacheMaxBytes).toBe(0);
+    expect(() => loadConfig({ PHOTO_MEMORY_CACHE_MB: '-1' })).toThrow(ConfigError);
     expect(config.photoRendersPerMinute).toBe(30);
   });
 

@@ -382,6 +382,13 @@ export const ENVIRONMENT = {
     description:
       'bound on the photo cache, in MiB (bytes of the cached files); the least recently used variants are evicted to stay within it',
   }),
+  PHOTO_MEMORY_CACHE_MB: variable({
+    group: 'photos',
+    type: Type.Number({ minimum: 0, maximum: 1_000_000 }),
+    default: 32,
+    description:
+      'bound on the photo variants kept in memory, in MiB (0 = none): the most recently served ones are answered without reading the disk cache',
+  }),
   PHOTO_RENDERS_PER_MINUTE: variable({
     group: 'photos',
     type: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),

@@ -107,6 +107,14 @@ export class PhotoDiskCache {
   }
 
   /**
+   * Records a use of the variant served from elsewhere (the memory cache in
+   * front of this one), so eviction still goes in order of last use.
+   */
+  touch(key: string, size: PhotoSize): void {
+    this.index.touch(this.nameOf(key, size));
+  }
+
+  /**
    * Stores a variant, evicting least recently used files first so the bound
    * holds. Resolves false when the variant was not cached: it alone exceeds the
    * bound, or writes under way leave it no room.

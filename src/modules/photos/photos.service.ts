@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import sharp from 'sharp';
 import type { Database } from '../../platform/db/tables.ts';
 import { type CacheMaintenance, PhotoDiskCache } from './photo-cache.ts';
@@ -23,6 +24,8 @@ const WEBP_QUALITY = 80;
 const RENDER_TIMEOUT_SECONDS = 30;
 /** PHOTO_CACHE_MAX_MB's default, for services built without one. */
 export const DEFAULT_PHOTO_CACHE_MAX_BYTES = 2048 * 1024 * 1024;
+/** PHOTO_MEMORY_CACHE_MB's default, for services built without one. */
+export const DEFAULT_PHOTO_MEMORY_CACHE_BYTES = 32 * 1024 * 1024;
 /** Renders of one client under way at once: above a browser's 6 connections per host. */
 const DEFAULT_MAX_PENDING_RENDERS_PER_CLIENT = 8;
 
@@ -34,6 +37,9 @@ export interface PhotoVariant {
   /** True for the one call that rendered this variant; false when it came from the cache. */
   readonly rendered: boolean;
 }
+
+/** A variant as the caches hold it. */
+type CachedVariant = Omit<PhotoVariant, 'rendered'>;
 
 export interface PhotoServiceOptions {
   db: Kysely<Database>;
@@ -48,6 +54,11 @@ export interface PhotoServiceOptions {
   maxConcurrentRenders?: number;
   /** Bound on the bytes of the disk cache (PHOTO_CACHE_MAX_MB); least recently used variants go first. */
   maxCacheBytes?: number;
+  /**
+   * Bound on the bytes of variants kept in memory (PHOTO_MEMORY_CACHE_MB): the
+   * most recently served ones, answered without a file read or a hash. 0: none.
+   */
+  memoryCacheBytes?: number;
   /**
    * Per-client admission of new renders (cache misses): a budget per minute and
    * a bound on renders under way. Without it renders are not metered (callers
@@ -83,6 +94,14 @@ export function etagOf(bytes: Buffer): string {
  */
 export class PhotoService {
   readonly cache: PhotoDiskCache;
+  /**
+   * Recently served variants, in front of the disk cache: a hit there costs a
+   * file read (four trips to libuv's thread pool) and a SHA-256 of the bytes,
+   * which made the image host the slowest cached route under load. Entries
+   * never go stale: a (key, size) renders to the same bytes under one
+   * namespace, and existence is still checked in the photos table first.
+   */
+  private readonly recent: LRUCache<string, CachedVariant> | null;
   private readonly inFlight = new Map<string, Promise<PhotoVariant | RenderRefusal | null>>();
   private readonly renders: RenderSlots;
   private readonly admission: RenderAdmission | null;
@@ -94,6 +113,11 @@ export class PhotoService {
       maxBytes: options.maxCacheBytes ?? DEFAULT_PHOTO_CACHE_MAX_BYTES,
       onMaintenanceError: (error, operation, file) => options.onCacheError?.(error, operation, file),
     });
+    const memoryBytes = options.memoryCacheBytes ?? DEFAULT_PHOTO_MEMORY_CACHE_BYTES;
+    this.recent =
+      memoryBytes > 0
+        ? new LRUCache({ maxSize: memoryBytes, sizeCalculation: (variant) => variant.bytes.length })
+        : null;
     this.renders = new RenderSlots(options.maxConcurrentRenders ?? 2);
     const budget = options.renderBudget;
     this.admission = budget
@@ -143,11 +167,17 @@ export class PhotoService {
     size: PhotoSize,
     client: string | undefined,
   ): Promise<PhotoVariant | RenderRefusal> {
+    const id = `${photo.key}-${size}`;
+    const recent = this.recent?.get(id);
+    if (recent) {
+      this.cache.touch(photo.key, size);
+      return { ...recent, rendered: false };
+    }
     const cached = await this.cache.read(photo.key, size).catch((error: unknown) => {
       this.options.onCacheError?.(error, 'read', this.cache.pathOf(photo.key, size));
       return null;
     });
-    if (cached) return { bytes: cached, etag: etagOf(cached), rendered: false };
+    if (cached) return { ...this.remember(id, cached), rendered: false };
     const ticket = this.admission && client !== undefined ? await this.admission.admit(client) : null;
     if (ticket && isRenderRefusal(ticket)) return ticket;
     try {
@@ -158,10 +188,23 @@ export class PhotoService {
       } catch (error) {
         this.options.onCacheError?.(error, 'write', this.cache.pathOf(photo.key, size));
       }
-      return { bytes, etag: etagOf(bytes), rendered: true };
+      // Kept in memory even when the disk write failed: a broken disk does not make every hit a render.
+      return { ...this.remember(id, bytes), rendered: true };
     } finally {
       ticket?.release();
     }
+  }
+
+  /** The variant with its ETag, kept among the recent ones (a variant over the whole bound is not). */
+  private remember(id: string, bytes: Buffer): CachedVariant {
+    const variant = { bytes, etag: etagOf(bytes) };
+    this.recent?.set(id, variant);
+    return variant;
+  }
+
+  /** What the memory cache holds: bytes and variants. */
+  memoryUsage(): { bytes: number; variants: number } {
+    return { bytes: this.recent?.calculatedSize ?? 0, variants: this.recent?.size ?? 0 };
   }
 }
 
