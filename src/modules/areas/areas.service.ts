@@ -67,11 +67,16 @@ export class AreasService {
         message: `no area has id ${query.parentId}`,
       });
     }
-    let matches = this.tree.records.filter(
-      (r) =>
-        (query.level === undefined || r.level === query.level) &&
-        (query.parentId === undefined || r.parentId === query.parentId),
-    );
+    const { level, parentId } = query;
+    // Unfiltered (the commonest call, paging the whole tree) reads the tree's own array: no copy a request.
+    let matches: readonly AreaRecord[] =
+      level === undefined && parentId === undefined
+        ? this.tree.records
+        : this.tree.records.filter(
+            (r) =>
+              (level === undefined || r.level === level) &&
+              (parentId === undefined || r.parentId === parentId),
+          );
     if (query.q !== undefined) matches = rankByName(this.tree, matches, query.q);
 
     const total = matches.length;
