@@ -15,6 +15,7 @@ import Fastify, {
 } from 'fastify';
 import type { Config } from '../config.ts';
 import { eventWebhooks } from '../modules/events/event-catalogue.ts';
+import { noteServingRequest } from '../platform/worker/serving-activity.ts';
 import { type AccessOptions, installAccessControl } from './access.ts';
 import { AccessLogController } from './access-log.ts';
 import { installCors } from './cors.ts';
@@ -122,6 +123,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   app.decorateRequest('caller', null as never);
   // A callback hook: it runs on every request, and an async one costs a promise and a microtask turn.
   app.addHook('onRequest', (request, reply, done) => {
+    // Background worker threads rest while requests arrive (platform/worker/serving-activity.ts).
+    noteServingRequest();
     reply.header('X-Request-Id', request.id);
     done();
   });

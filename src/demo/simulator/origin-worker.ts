@@ -16,7 +16,7 @@ import {
   type ErrorRecord,
   errorRecord,
 } from '../../platform/worker/thread-data.ts';
-import { lowerThisThreadPriority } from '../../platform/worker/threads.ts';
+import { runBehindRequests } from '../../platform/worker/threads.ts';
 import { startOrigin } from './server.ts';
 
 /** What the simulator thread is started with (structured-clone data only). */
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('origin-worker runs only as a worker thread');
   // The simulated upstream yields the CPU to requests, as a real one on another machine takes none of it.
-  lowerThisThreadPriority();
+  runBehindRequests();
   const init = (workerData as { init: OriginWorkerInit }).init;
   const post = (message: FromOriginWorker) => port.postMessage(message);
   let origin: Awaited<ReturnType<typeof startOrigin>>;

@@ -17,7 +17,7 @@ import { openStore } from '../../platform/db/database.ts';
 import { isDatabaseUnavailable } from '../../platform/db/errors.ts';
 import { startWalCheckpoints, WAL_CHECKPOINT_EVERY_MS } from '../../platform/db/wal-checkpoints.ts';
 import { clockFromSpec, errorRecord } from '../../platform/worker/thread-data.ts';
-import { lowerThisThreadPriority } from '../../platform/worker/threads.ts';
+import { runBehindRequests } from '../../platform/worker/threads.ts';
 import { AreaTree } from '../../reference/areas.ts';
 import { resoSourceFromConfig } from '../../upstream/reso/source.ts';
 import type {
@@ -65,8 +65,8 @@ class LateSource implements ListingSource {
 async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('jobs-worker runs only as a worker thread');
-  // Refresh cycles, backfills, deliveries and scores yield the CPU to requests (see lowerThisThreadPriority).
-  lowerThisThreadPriority();
+  // Refresh cycles, backfills, deliveries and scores yield the CPU to requests (see runBehindRequests).
+  runBehindRequests();
   const init = (workerData as { init: WorkerInit }).init;
   const post = (message: FromWorker) => port.postMessage(message);
   const logAt =

@@ -17,7 +17,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openStore, type SharedStoreOptions } from '../../platform/db/database.ts';
 import { DatabaseUnavailableError } from '../../platform/db/errors.ts';
 import { type ErrorRecord, errorRecord } from '../../platform/worker/thread-data.ts';
-import { lowerThisThreadPriority } from '../../platform/worker/threads.ts';
+import { runBehindRequests } from '../../platform/worker/threads.ts';
 import {
   type FiguresRequest,
   figuresFrom,
@@ -63,7 +63,7 @@ function failureRecord(error: unknown): MarketWorkerFailure {
 }
 
 async function main(): Promise<void> {
-  lowerThisThreadPriority();
+  runBehindRequests();
   const port = parentPort;
   if (!port) throw new Error('market-worker runs only as a worker thread');
   const init = (workerData as { init: MarketWorkerInit }).init;

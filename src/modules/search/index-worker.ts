@@ -11,7 +11,7 @@
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import type { ListingType } from '../../domain/listing.ts';
 import { openStore, type SharedStoreOptions } from '../../platform/db/database.ts';
-import { lowerThisThreadPriority } from '../../platform/worker/threads.ts';
+import { runBehindRequests } from '../../platform/worker/threads.ts';
 import {
   buildPortableIndex,
   type CarriedFrom,
@@ -70,7 +70,7 @@ function copyOf(identity: PartitionIdentity): PartitionIdentity {
 }
 
 async function main(): Promise<void> {
-  lowerThisThreadPriority();
+  runBehindRequests();
   const port = parentPort;
   if (!port) throw new Error('index-worker runs only as a worker thread');
   const init = (workerData as { init: IndexWorkerInit }).init;

@@ -5,17 +5,23 @@
  */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker, workerData } from 'node:worker_threads';
+import { paceThisThread } from '../yield.ts';
+import { BackgroundPacer, servingActivityBuffer } from './serving-activity.ts';
 
 const ENTRY = new URL('./entry.mjs', import.meta.url);
 
-/** A worker thread on the TypeScript module `init.entry`; `init` is its `workerData.init`. */
+/**
+ * A worker thread on the TypeScript module `init.entry`; `init` is its
+ * `workerData.init`, beside the request thread's activity count
+ * (`servingActivity`, ./serving-activity.ts; a worker's own workers get the same one).
+ */
 export function startModuleWorker(
   init: { readonly entry: string },
   options: { resourceLimits?: ResourceLimits } = {},
 ): Worker {
   return new Worker(ENTRY, {
-    workerData: { init },
+    workerData: { init, servingActivity: inheritedServingActivity() ?? servingActivityBuffer() },
     ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
   });
 }
@@ -36,6 +42,24 @@ export async function endWorker(worker: Worker, message: unknown, timeoutMs: num
   clearTimeout(timer);
   if (!endedByItself) await worker.terminate();
   return endedByItself;
+}
+
+/** The request thread's activity count, when this thread is a worker given one. */
+function inheritedServingActivity(): SharedArrayBuffer | undefined {
+  const given = (workerData as { servingActivity?: unknown } | null)?.servingActivity;
+  return given instanceof SharedArrayBuffer ? given : undefined;
+}
+
+/**
+ * Called first by a worker thread that does background work (read-model
+ * rebuilds, backfills, jobs): runs it below the request thread's CPU priority
+ * (`lowerThisThreadPriority`) and makes its slices of work rest while the
+ * request thread serves (./serving-activity.ts).
+ */
+export function runBehindRequests(): void {
+  lowerThisThreadPriority();
+  const activity = inheritedServingActivity();
+  if (activity) paceThisThread(new BackgroundPacer(activity));
 }
 
 /** The OS scheduling priority (nice) of worker threads that rebuild read models: below the serving thread. */
