@@ -145,12 +145,13 @@ export class PhotoService {
       return this.variant(key, size, client);
     }
     // Set before the first await, so every concurrent request joins this one (lookup included).
-    const job = this.lookUpAndLoad(key, size, client).finally(() => this.inFlight.delete(id));
+    const job = this.lookUpAndLoad(id, key, size, client).finally(() => this.inFlight.delete(id));
     this.inFlight.set(id, job);
     return job;
   }
 
   private async lookUpAndLoad(
+    id: string,
     key: string,
     size: PhotoSize,
     client: string | undefined,
@@ -159,15 +160,16 @@ export class PhotoService {
     // left the store stops being served.
     const photo = await findPhoto(this.options.db, key);
     if (!photo) return null;
-    return this.loadOrRender(photo, size, client);
+    return this.loadOrRender(id, photo, size, client);
   }
 
+  /** `id` names the variant (`<key>-<size>`) in the memory cache, as in `inFlight`. */
   private async loadOrRender(
+    id: string,
     photo: PhotoRecord,
     size: PhotoSize,
     client: string | undefined,
   ): Promise<PhotoVariant | RenderRefusal> {
-    const id = `${photo.key}-${size}`;
     const recent = this.recent?.get(id);
     if (recent) {
       this.cache.touch(photo.key, size);
