@@ -436,6 +436,11 @@ export function refreshCycles(ctx: DuringContext): Pressure {
   };
 }
 
+/** The job that backfills market history (health's `background.jobs`). */
+const SNAPSHOT_JOB = 'market-snapshots';
+/** How long the bench waits for a restart's own background work before measuring during the backfill. */
+const START_WORK_TIMEOUT_MS = 120_000;
+
 export function historyBackfill(ctx: DuringContext): Pressure {
   let restarts = 0;
   const going = async () => {
@@ -457,6 +462,11 @@ export function historyBackfill(ctx: DuringContext): Pressure {
       );
       // The job starts once the server listens; give it a moment to report.
       for (let i = 0; i < 40 && !(await going()); i++) await sleep(250);
+      // A start also does work of its own once ready (the summary warm-up after the first
+      // index swap): what is measured here is the backfill, so the rest finishes first.
+      await waitForSettled(ctx.url(), { timeoutMs: START_WORK_TIMEOUT_MS, log: ctx.log }, (state) =>
+        state.running.every((job) => job === SNAPSHOT_JOB),
+      );
     },
     active: going,
     stop: async () => {

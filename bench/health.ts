@@ -115,18 +115,28 @@ export async function waitForReady(url: string, options: WaitOptions): Promise<n
   }
 }
 
+/** Background work is done: the backfill complete and no job running. */
+export function fullySettled(state: BackgroundState): boolean {
+  return state.backfillComplete && state.running.length === 0;
+}
+
 /**
- * Polls `GET /v1/health` until background work is done (backfill complete, no
- * job running), printing progress now and then. Resolves false on timeout:
- * the caller goes on, but its idle figures then overlap background work.
+ * Polls `GET /v1/health` until background work is done (by default
+ * `fullySettled`; `settled` may wait for less), printing progress now and
+ * then. Resolves false on timeout: the caller goes on, but its figures then
+ * overlap background work.
  */
-export async function waitForSettled(url: string, options: WaitOptions): Promise<boolean> {
+export async function waitForSettled(
+  url: string,
+  options: WaitOptions,
+  settled: (state: BackgroundState) => boolean = fullySettled,
+): Promise<boolean> {
   const started = Date.now();
   let lastNotice = started;
   for (;;) {
     options.check?.();
     const state = backgroundOf(await fetchHealth(url));
-    if (state.backfillComplete && state.running.length === 0) return true;
+    if (settled(state)) return true;
     const elapsed = Date.now() - started;
     if (elapsed > options.timeoutMs) {
       options.log(

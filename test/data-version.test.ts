@@ -14,6 +14,7 @@ import {
   MARKER_SCOPES,
   markChanged,
   markConfirmed,
+  markRecordsRefreshed,
   readScope,
   readScopes,
   setScopeTimes,
@@ -131,6 +132,53 @@ describe('the data version', () => {
     expect(await dataVersion.version()).toBe(before);
     clock.advance(1000);
     expect(await dataVersion.version()).not.toBe(before);
+  });
+
+  it('keeps its epoch across re-reads that find nothing written; any write of a scope, or invalidate(), starts a new one', async () => {
+    await markChanged(store.db, 'search:rental', clock.now());
+    const first = await dataVersion.epoch();
+    expect(dataVersion.epochIfFresh()).toBe(first);
+    // Re-read after its time to live, nothing written: the same epoch (readers keep what they read in it).
+    clock.advance(1000);
+    expect(dataVersion.epochIfFresh()).toBeNull();
+    expect(await dataVersion.epoch()).toBe(first);
+    clock.advance(1000);
+    expect(await dataVersion.epoch()).toBe(first);
+
+    // Each kind of write ends the epoch at the next re-read: content, confirmation, marker, records.
+    const writes: [string, () => Promise<unknown>][] = [
+      ['a content change', () => markChanged(store.db, 'detail', clock.now())],
+      ['a confirmation', () => markConfirmed(store.db, ['buildings'], clock.now())],
+      ['a marker', () => writeMarker(store.db, 'scores', clock.now(), '{"buildings":1}')],
+      ['records refreshed', () => markRecordsRefreshed(store.db, clock.now())],
+      // Twice within one clock tick still moves it (strictly later, like markChanged).
+      ['records refreshed again in the same tick', () => markRecordsRefreshed(store.db, clock.now())],
+    ];
+    let epoch = first;
+    for (const [what, write] of writes) {
+      await write();
+      expect(await dataVersion.epoch(), `${what}, before the re-read`).toBe(epoch);
+      clock.advance(1000);
+      const next = await dataVersion.epoch();
+      expect(next, what).not.toBe(epoch);
+      epoch = next;
+    }
+
+    dataVersion.invalidate();
+    expect(await dataVersion.epoch(), 'after invalidate()').not.toBe(epoch);
+  });
+
+  it('gives callers waiting on one read the same epoch, and caches no read begun before invalidate()', async () => {
+    await markChanged(store.db, 'areas', clock.now());
+    const [a, b] = await Promise.all([dataVersion.epoch(), dataVersion.epoch()]);
+    expect(a).toBe(b);
+    clock.advance(1000);
+    const stale = dataVersion.version();
+    // A write signalled while that read is in flight: the next caller reads again and sees it.
+    const changedAt = await markChanged(store.db, 'areas', clock.now());
+    dataVersion.invalidate();
+    await stale;
+    expect(await dataVersion.version()).toContain(`areas=${changedAt}`);
   });
 
   it('writes inside a transaction, visible only once it commits', async () => {

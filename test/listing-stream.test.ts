@@ -6,16 +6,10 @@ import { readEvents } from '../src/modules/events/event-log.ts';
 import { LIVE_BUDGET_MS } from '../src/modules/listings/listing-stream.service.ts';
 import { ListingDetailResponse, ListingDetailSchema } from '../src/modules/property/property.schema.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
-import {
-  type CallOptions,
-  type ListingPage,
-  type ListingSource,
-  type UpstreamBuilding,
-  UpstreamError,
-  type UpstreamListing,
-} from '../src/upstream/source.ts';
+import { type CallOptions, UpstreamError, type UpstreamListing } from '../src/upstream/source.ts';
 import { createTestApp, type TestApp, UNLIMITED } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
+import { ListingOnlySource } from './support/upstream.ts';
 
 type Mode = 'ok' | 'fail' | 'not_found' | 'hang';
 
@@ -24,7 +18,7 @@ type Mode = 'ok' | 'fail' | 'not_found' | 'hang';
  * listing fetch with the stored listing at a new price, or fails, says it has
  * no such listing, or hangs until the caller's own timeout.
  */
-class FaultySource implements ListingSource {
+class FaultySource extends ListingOnlySource {
   readonly name = 'faulty';
   mode: Mode = 'ok';
   /** When set, fetches wait for it first (the test holds upstream "busy"). */
@@ -32,7 +26,9 @@ class FaultySource implements ListingSource {
   fetches = 0;
   newPrice = 0;
 
-  constructor(private readonly stored: (id: string) => Promise<ListingRow | undefined>) {}
+  constructor(private readonly stored: (id: string) => Promise<ListingRow | undefined>) {
+    super();
+  }
 
   async fetchListing(id: string, options: CallOptions = {}): Promise<UpstreamListing> {
     this.fetches++;
@@ -51,18 +47,6 @@ class FaultySource implements ListingSource {
       modifiedAt: new Date(Date.parse(updated_at) + 60_000).toISOString(),
       createdAt: created_at,
     };
-  }
-
-  async searchListings(): Promise<ListingPage> {
-    return { listings: [], next: null };
-  }
-
-  async fetchBuilding(id: string): Promise<UpstreamBuilding> {
-    throw new UpstreamError('not_found', `no building ${id}`, 404);
-  }
-
-  async listBuildings() {
-    return { buildings: [], next: null };
   }
 }
 

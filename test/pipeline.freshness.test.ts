@@ -6,12 +6,11 @@ import {
   type ListingPage,
   type ListingPageQuery,
   type ListingSource,
-  type UpstreamBuilding,
   UpstreamError,
   type UpstreamListing,
 } from '../src/upstream/source.ts';
 import { createTestApp, TEST_NOW, TEST_SEED, type TestApp } from './support/app.ts';
-import { bundleToUpstream } from './support/upstream.ts';
+import { demoUpstreamListings, ListingOnlySource } from './support/upstream.ts';
 
 const SCALE = 0.01;
 
@@ -19,7 +18,7 @@ const SCALE = 0.01;
  * An upstream at the edge of the test: the demo market as of a later instant,
  * answering each page after a delay, counting calls.
  */
-class CountingSource implements ListingSource {
+class CountingSource extends ListingOnlySource {
   readonly name = 'counting';
   calls = 0;
   private readonly listings: UpstreamListing[];
@@ -28,15 +27,11 @@ class CountingSource implements ListingSource {
     at: Date,
     private readonly delayMs: number,
   ) {
-    const market = marketAt(TEST_SEED, SCALE, at);
-    this.listings = market.listings
-      .map((listing) =>
-        bundleToUpstream({ listing, details: null, events: [], fees: [], openHouses: [], photos: [] }, false),
-      )
-      .sort((a, b) => (a.modifiedAt < b.modifiedAt ? -1 : a.modifiedAt > b.modifiedAt ? 1 : 0));
+    super();
+    this.listings = demoUpstreamListings(TEST_SEED, SCALE, at);
   }
 
-  async searchListings(query: ListingPageQuery): Promise<ListingPage> {
+  override async searchListings(query: ListingPageQuery): Promise<ListingPage> {
     this.calls++;
     await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     const since = query.modifiedSince;
@@ -59,14 +54,6 @@ class CountingSource implements ListingSource {
     const found = this.listings.find((l) => l.listing.id === id);
     if (!found) throw new UpstreamError('not_found', `no listing ${id}`, 404);
     return found;
-  }
-
-  async fetchBuilding(id: string): Promise<UpstreamBuilding> {
-    throw new UpstreamError('not_found', `no building ${id}`, 404);
-  }
-
-  async listBuildings() {
-    return { buildings: [], next: null };
   }
 }
 

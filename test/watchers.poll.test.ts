@@ -10,14 +10,9 @@ import { WatcherTargets } from '../src/modules/watchers/watcher-targets.ts';
 import type { WatcherChange, WatcherView } from '../src/modules/watchers/watchers.schema.ts';
 import { type RecordedWatcherChange, WatchersService } from '../src/modules/watchers/watchers.service.ts';
 import type { ListingRow } from '../src/platform/db/tables.ts';
-import {
-  type ListingPage,
-  type ListingSource,
-  type UpstreamBuilding,
-  UpstreamError,
-  type UpstreamListing,
-} from '../src/upstream/source.ts';
+import { UpstreamError, type UpstreamListing } from '../src/upstream/source.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
+import { ListingOnlySource } from './support/upstream.ts';
 import { startReceiver } from './support/webhook-receiver.ts';
 
 /**
@@ -25,13 +20,15 @@ import { startReceiver } from './support/webhook-receiver.ts';
  * stored listing at the price the test set (a newer modification time), or
  * fails on demand.
  */
-class PricedSource implements ListingSource {
+class PricedSource extends ListingOnlySource {
   readonly name = 'priced';
   fail = false;
   fetches = 0;
   readonly prices = new Map<string, number>();
 
-  constructor(private readonly stored: (id: string) => Promise<ListingRow | undefined>) {}
+  constructor(private readonly stored: (id: string) => Promise<ListingRow | undefined>) {
+    super();
+  }
 
   async fetchListing(id: string): Promise<UpstreamListing> {
     this.fetches++;
@@ -56,18 +53,6 @@ class PricedSource implements ListingSource {
       modifiedAt: new Date(Date.parse(updated_at) + 60_000).toISOString(),
       createdAt: created_at,
     };
-  }
-
-  async searchListings(): Promise<ListingPage> {
-    return { listings: [], next: null };
-  }
-
-  async fetchBuilding(id: string): Promise<UpstreamBuilding> {
-    throw new UpstreamError('not_found', `no building ${id}`, 404);
-  }
-
-  async listBuildings() {
-    return { buildings: [], next: null };
   }
 }
 

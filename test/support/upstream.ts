@@ -1,5 +1,13 @@
-import type { ListingBundle } from '../../src/demo/market/market.ts';
-import type { UpstreamListing } from '../../src/upstream/source.ts';
+import { type ListingBundle, marketAt } from '../../src/demo/market/market.ts';
+import {
+  type CallOptions,
+  type ListingPage,
+  type ListingPageQuery,
+  type ListingSource,
+  type UpstreamBuilding,
+  UpstreamError,
+  type UpstreamListing,
+} from '../../src/upstream/source.ts';
 
 /**
  * A demo generator bundle as a source would deliver it (with details expanded):
@@ -28,4 +36,36 @@ export function bundleToUpstream(bundle: ListingBundle, expand = true): Upstream
     };
   }
   return upstream;
+}
+
+/** The demo market as of `at`, as a source lists it (no details), in upstream's order: oldest change first. */
+export function demoUpstreamListings(seed: number, scale: number, at: Date): UpstreamListing[] {
+  return marketAt(seed, scale, at)
+    .listings.map((listing) =>
+      bundleToUpstream({ listing, details: null, events: [], fees: [], openHouses: [], photos: [] }, false),
+    )
+    .sort((a, b) => (a.modifiedAt < b.modifiedAt ? -1 : a.modifiedAt > b.modifiedAt ? 1 : 0));
+}
+
+/**
+ * An upstream at the edge of a test of listing refreshes: it knows no
+ * buildings (a fetch is `not_found`, the list is empty) and, unless a test
+ * says otherwise, lists no listings. Fakes extend it with the listing calls
+ * they exercise.
+ */
+export abstract class ListingOnlySource implements ListingSource {
+  abstract readonly name: string;
+  abstract fetchListing(id: string, options?: CallOptions): Promise<UpstreamListing>;
+
+  async searchListings(_query: ListingPageQuery, _options?: CallOptions): Promise<ListingPage> {
+    return { listings: [], next: null };
+  }
+
+  async fetchBuilding(id: string): Promise<UpstreamBuilding> {
+    throw new UpstreamError('not_found', `no building ${id}`, 404);
+  }
+
+  async listBuildings(): Promise<{ buildings: UpstreamBuilding[]; next: string | null }> {
+    return { buildings: [], next: null };
+  }
 }

@@ -13,7 +13,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { knownBuildingIds } from '../../modules/building/building.repository.ts';
-import { markChanged, searchScopeOf } from '../../modules/freshness/data-version.ts';
+import { markChanged, markRecordsRefreshed, searchScopeOf } from '../../modules/freshness/data-version.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { chunks } from '../../platform/db/batches.ts';
 import type { Store } from '../../platform/db/database.ts';
@@ -139,6 +139,8 @@ export async function ingestListingsFile(
   const changedAt = clock.now();
   for (const type of report.summary.changedTypes) await markChanged(store.db, searchScopeOf(type), changedAt);
   if (report.summary.detailsWritten > 0) await markChanged(store.db, 'detail', changedAt);
+  // Unchanged listings' refreshed_at moved too: readers keeping record headers read them again.
+  if (report.summary.unchanged > 0) await markRecordsRefreshed(store.db, changedAt);
   report.withoutBuilding = await countListingsWithoutBuilding(store, buildingIds);
   onProgress(totalBytes, totalBytes);
   report.ms = Math.round(performance.now() - started);

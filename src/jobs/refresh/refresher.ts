@@ -22,6 +22,7 @@ import {
   type DataVersion,
   markChanged,
   markConfirmed,
+  markRecordsRefreshed,
 } from '../../modules/freshness/data-version.ts';
 import type {
   LiveOutcome,
@@ -47,6 +48,9 @@ import {
   readHighWaterMark,
   writeHighWaterMark,
 } from './pipeline-state.repository.ts';
+
+/** What a refresh records after writing: a content scope it changed, or `records` (refreshed, unchanged). */
+type HeaderChange = ContentScope | 'records';
 
 export interface RefresherOptions {
   store: Store;
@@ -119,7 +123,7 @@ export class Refresher implements RefreshPort {
    * `maxPendingBackground` waiting, requests are declined.
    */
   private readonly background: TaskQueue<string>;
-  private readonly pendingScopes = new Set<ContentScope>();
+  private readonly pendingScopes = new Set<HeaderChange>();
   private bumpTimer: NodeJS.Timeout | null = null;
   private bumping: Promise<void> | null = null;
   private lastSearchRefreshAt = Number.NEGATIVE_INFINITY;
@@ -264,30 +268,32 @@ export class Refresher implements RefreshPort {
       const result: CycleResult = { ...emptySummary(), pages: 0, fetched: 0, ms: 0 };
       let since = await this.highWaterMark(LISTINGS_HIGH_WATER_MARK);
       let cursor: string | null = null;
-      for (;;) {
-        const page = await this.source.searchListings({
-          ...(since === null ? {} : { modifiedSince: since }),
-          expand: true,
-          pageSize: this.pageSize,
-          cursor,
-        });
-        this.calls.pages++;
-        result.pages++;
-        if (page.listings.length === 0) break;
-        await this.ensureBuildings(page.listings);
-        addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
-        const last = maxModifiedAt(page.listings);
-        if (since === null || last > since) {
-          since = last;
-          await this.setHighWaterMark(LISTINGS_HIGH_WATER_MARK, last);
-          if (page.next === null) break;
-          cursor = null;
-        } else {
-          // The whole page shares the instant we started from: page within it.
-          if (page.next === null) break;
-          cursor = page.next;
+      await this.recordingPartial(result, async () => {
+        for (;;) {
+          const page = await this.source.searchListings({
+            ...(since === null ? {} : { modifiedSince: since }),
+            expand: true,
+            pageSize: this.pageSize,
+            cursor,
+          });
+          this.calls.pages++;
+          result.pages++;
+          if (page.listings.length === 0) break;
+          await this.ensureBuildings(page.listings);
+          addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
+          const last = maxModifiedAt(page.listings);
+          if (since === null || last > since) {
+            since = last;
+            await this.setHighWaterMark(LISTINGS_HIGH_WATER_MARK, last);
+            if (page.next === null) break;
+            cursor = null;
+          } else {
+            // The whole page shares the instant we started from: page within it.
+            if (page.next === null) break;
+            cursor = page.next;
+          }
         }
-      }
+      });
       await this.finishSearchCycle(result);
       result.ms = Math.round(performance.now() - started);
       return result;
@@ -305,41 +311,46 @@ export class Refresher implements RefreshPort {
       const result: CycleResult = { ...emptySummary(), pages: 0, fetched: 0, ms: 0 };
       const seen = new Set<string>();
       let cursor: string | null = null;
-      do {
-        const page = await this.source.searchListings({
-          ...(listingType ? { listingType } : {}),
-          statuses: ['ACTIVE', 'IN_CONTRACT'],
-          expand: false,
-          pageSize: this.pageSize,
-          cursor,
-        });
-        this.calls.pages++;
-        result.pages++;
-        for (const l of page.listings) seen.add(l.listing.id);
-        if (page.listings.length > 0) {
-          await this.ensureBuildings(page.listings);
-          addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
-        }
-        cursor = page.next;
-      } while (cursor !== null);
+      await this.recordingPartial(result, async () => {
+        do {
+          const page = await this.source.searchListings({
+            ...(listingType ? { listingType } : {}),
+            statuses: ['ACTIVE', 'IN_CONTRACT'],
+            expand: false,
+            pageSize: this.pageSize,
+            cursor,
+          });
+          this.calls.pages++;
+          result.pages++;
+          for (const l of page.listings) seen.add(l.listing.id);
+          if (page.listings.length > 0) {
+            await this.ensureBuildings(page.listings);
+            addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
+          }
+          cursor = page.next;
+        } while (cursor !== null);
 
-      let query = this.store.db
-        .selectFrom('listings')
-        .select('id')
-        .where('status', 'in', ['ACTIVE', 'IN_CONTRACT']);
-      if (listingType) query = query.where('listing_type', '=', listingType);
-      const missing = (await query.execute()).map((r) => r.id).filter((id) => !seen.has(id));
-      for (const id of missing) {
-        try {
-          const listing = await this.source.fetchListing(id);
-          this.calls.listings++;
-          result.fetched++;
-          addSummary(result, await this.writer.apply([listing], this.clock.now()));
-        } catch (error) {
-          if (!(error instanceof UpstreamError && error.kind === 'not_found')) throw error;
-          this.log.warn({ listingId: id }, 'listing vanished upstream without a final state; left as stored');
+        let query = this.store.db
+          .selectFrom('listings')
+          .select('id')
+          .where('status', 'in', ['ACTIVE', 'IN_CONTRACT']);
+        if (listingType) query = query.where('listing_type', '=', listingType);
+        const missing = (await query.execute()).map((r) => r.id).filter((id) => !seen.has(id));
+        for (const id of missing) {
+          try {
+            const listing = await this.source.fetchListing(id);
+            this.calls.listings++;
+            result.fetched++;
+            addSummary(result, await this.writer.apply([listing], this.clock.now()));
+          } catch (error) {
+            if (!(error instanceof UpstreamError && error.kind === 'not_found')) throw error;
+            this.log.warn(
+              { listingId: id },
+              'listing vanished upstream without a final state; left as stored',
+            );
+          }
         }
-      }
+      });
       await this.finishSearchCycle(result);
       result.ms = Math.round(performance.now() - started);
       return result;
@@ -354,22 +365,24 @@ export class Refresher implements RefreshPort {
       const since = await this.highWaterMark(BUILDINGS_HIGH_WATER_MARK);
       let cursor: string | null = null;
       let latest = since;
-      do {
-        const page = await this.source.listBuildings({
-          ...(since === null ? {} : { modifiedSince: since }),
-          pageSize: this.pageSize,
-          cursor,
-        });
-        this.calls.pages++;
-        for (const b of page.buildings) {
-          const outcome = await this.writeBuilding(b);
-          result.received++;
-          if (outcome === 'created') result.created++;
-          else if (outcome === 'updated') result.updated++;
-          if (latest === null || b.modifiedAt > latest) latest = b.modifiedAt;
-        }
-        cursor = page.next;
-      } while (cursor !== null);
+      await this.recordingPartial(result, async () => {
+        do {
+          const page = await this.source.listBuildings({
+            ...(since === null ? {} : { modifiedSince: since }),
+            pageSize: this.pageSize,
+            cursor,
+          });
+          this.calls.pages++;
+          for (const b of page.buildings) {
+            const outcome = await this.writeBuilding(b);
+            result.received++;
+            if (outcome === 'created') result.created++;
+            else if (outcome === 'updated') result.updated++;
+            if (latest === null || b.modifiedAt > latest) latest = b.modifiedAt;
+          }
+          cursor = page.next;
+        } while (cursor !== null);
+      });
       const now = this.clock.now();
       if (latest !== null && latest !== since) await this.setHighWaterMark(BUILDINGS_HIGH_WATER_MARK, latest);
       if (result.created + result.updated > 0) await this.markChanged(['buildings']);
@@ -395,26 +408,26 @@ export class Refresher implements RefreshPort {
     this.calls.listings++;
     await this.ensureBuildings([listing]);
     const summary = await this.writer.apply([listing], this.clock.now());
-    if (summary.created + summary.updated > 0) {
-      const scopes = this.changedScopes(summary, ['detail']);
-      if (versionChange === 'immediate') await this.markChanged(scopes);
-      else this.deferVersionBump(scopes);
-    }
+    // Unchanged, the listing's refreshed_at still moved: recorded too (see markRecordsRefreshed).
+    const scopes: HeaderChange[] =
+      summary.created + summary.updated > 0 ? this.changedScopes(summary, ['detail']) : ['records'];
+    if (versionChange === 'immediate') await this.markChanged(scopes);
+    else this.deferVersionBump(scopes);
     return summary;
   }
 
   async refreshBuilding(id: string, versionChange: 'immediate' | 'deferred' = 'immediate'): Promise<void> {
     const building = await this.source.fetchBuilding(id);
     this.calls.buildings++;
-    if ((await this.writeBuilding(building)) !== 'unchanged') {
-      if (versionChange === 'immediate') await this.markChanged(['buildings']);
-      else this.deferVersionBump(['buildings']);
-    }
+    const scopes: HeaderChange[] =
+      (await this.writeBuilding(building)) === 'unchanged' ? ['records'] : ['buildings'];
+    if (versionChange === 'immediate') await this.markChanged(scopes);
+    else this.deferVersionBump(scopes);
   }
 
   // ---- internals ---------------------------------------------------------
 
-  private deferVersionBump(scopes: readonly ContentScope[]): void {
+  private deferVersionBump(scopes: readonly HeaderChange[]): void {
     for (const scope of scopes) this.pendingScopes.add(scope);
     if (this.bumpTimer) return;
     this.bumpTimer = setTimeout(() => {
@@ -474,12 +487,50 @@ export class Refresher implements RefreshPort {
     return [...all];
   }
 
-  /** Moves the data version (caches and the search index rebuild) for the scopes that changed. */
-  private async markChanged(scopes: readonly ContentScope[]): Promise<void> {
+  /**
+   * Moves the data version (caches and the search index rebuild) for the scopes
+   * that changed, and records single records refreshed without a change.
+   */
+  private async markChanged(scopes: readonly HeaderChange[]): Promise<void> {
     if (scopes.length === 0) return;
     const now = this.clock.now();
-    for (const scope of scopes) await markChanged(this.store.db, scope, now);
+    for (const scope of scopes) {
+      if (scope === 'records') await markRecordsRefreshed(this.store.db, now);
+      else await markChanged(this.store.db, scope, now);
+    }
     this.dataVersion.invalidate();
+  }
+
+  /**
+   * Runs a cycle's writing part; when it fails, what it wrote before failing
+   * is recorded as a completed cycle records it (its changes move the data
+   * version, its unchanged records' refreshed_at is signalled), so caches never
+   * keep serving what the store no longer holds. The cycle's error is rethrown.
+   */
+  private async recordingPartial(
+    result: ApplySummary | BuildingCycleResult,
+    write: () => Promise<void>,
+  ): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      const scopes: HeaderChange[] =
+        'changedTypes' in result
+          ? this.changedScopes(result, result.detailsWritten > 0 ? ['detail'] : [])
+          : result.created + result.updated > 0
+            ? ['buildings']
+            : [];
+      const unchanged =
+        'changedTypes' in result ? result.unchanged : result.received - result.created - result.updated;
+      if (unchanged > 0) scopes.push('records');
+      await this.markChanged(scopes).catch((markError: unknown) => {
+        this.log.error(
+          { err: markError },
+          "could not record a failed cycle's writes; caches may serve old data",
+        );
+      });
+      throw error;
+    }
   }
 
   /** Fetches buildings that listings refer to but the store does not have yet. */

@@ -41,8 +41,12 @@ const CONFIRMATION_SCOPES = [
  * - `demo`: the store holds the demo market; detail is its generation record (JSON).
  * - `demo:loading`: a demo load started and has not completed.
  * - `scores`: when building scores were last computed; detail is the run's summary (JSON).
+ * - `records`: when single records' headers (`refreshed_at`) last moved outside a
+ *   cycle's own confirmation: a live read or a single-record refresh that changed
+ *   nothing, or a cycle that failed part way. Readers that keep record headers for
+ *   an epoch (`DataVersion.epoch`) read them again.
  */
-export const MARKER_SCOPES = ['demo', 'demo:loading', 'scores'] as const;
+export const MARKER_SCOPES = ['demo', 'demo:loading', 'scores', 'records'] as const;
 export type MarkerScope = (typeof MARKER_SCOPES)[number];
 
 export type SyncScope = ContentScope | ConfirmationScope | MarkerScope;
@@ -109,6 +113,25 @@ export async function markChanged(
   now: Date,
   detail: string | null = null,
 ): Promise<string> {
+  return writeStrictlyLater(db, scope, now, detail);
+}
+
+/**
+ * Records that single records' `refreshed_at` moved without a change or a
+ * cycle's confirmation (the `records` marker): every writer of record headers
+ * does, so that readers keeping headers for an epoch see it. Strictly later
+ * than the previous one, like `markChanged`.
+ */
+export async function markRecordsRefreshed(db: Kysely<Database>, now: Date): Promise<void> {
+  await writeStrictlyLater(db, 'records', now, null);
+}
+
+async function writeStrictlyLater(
+  db: Kysely<Database>,
+  scope: SyncScope,
+  now: Date,
+  detail: string | null,
+): Promise<string> {
   const current = await selectScope(db, scope);
   let at = now.getTime();
   if (current) at = Math.max(at, Date.parse(current.at) + 1);
@@ -170,11 +193,21 @@ interface Snapshot {
   states: Map<SyncScope, string>;
   /** Changes whenever any content scope's time changes. */
   version: string;
+  /** Every scope's record as read: two snapshots alike in this saw no write between them. */
+  signature: string;
+  /** See `DataVersion.epoch`. */
+  epoch: object;
+  /** `DataVersion.generation` when the read began. */
+  generation: number;
 }
 
 export class DataVersion {
   private cached: Snapshot | null = null;
-  private pending: Promise<ScopeRecord[]> | null = null;
+  /** The last snapshot read, kept past its time to live: a re-read that finds it unchanged keeps its epoch. */
+  private last: Snapshot | null = null;
+  /** Moved by `invalidate()`: a read begun before is not cached, and the next snapshot starts a new epoch. */
+  private generation = 0;
+  private pending: Promise<Snapshot> | null = null;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -205,7 +238,7 @@ export class DataVersion {
 
   /** `epoch` without waiting, when the snapshot is fresh (see `refreshedAtIfFresh`); null otherwise. */
   epochIfFresh(): object | null {
-    return this.freshSnapshot();
+    return this.freshSnapshot()?.epoch ?? null;
   }
 
   /** When the scope's data last changed (its part of the data version): a cache key, not an age. */
@@ -223,15 +256,21 @@ export class DataVersion {
   }
 
   /**
-   * An opaque token that is replaced whenever this process reads the scopes
-   * again (at most `ttlMs` apart while it is asked) and at every `invalidate()`:
-   * a value read from the store while the token stays the same may be reused
-   * with the staleness the data version itself allows — changes made here show
-   * at once, changes made elsewhere within `ttlMs`. Confirmations (a refresh
-   * that changed nothing) do not move the version, but they do replace the token.
+   * An opaque token that is replaced at every `invalidate()` and whenever a
+   * re-read of the scopes (at most `ttlMs` apart while it is asked) finds any
+   * scope written since the last read: a content change, a confirmation (a
+   * refresh that changed nothing moves no version, but does replace the token)
+   * or a marker. A value read from the store while the token stays the same
+   * may be reused with the staleness the data version itself allows — changes
+   * made here show at once, changes made elsewhere within `ttlMs` of their
+   * writer recording them. Every writer of what such values hold (record
+   * headers: `refreshed_at`, revisions, scores) records a scope after writing
+   * (`markChanged`, `markConfirmed`, `markRecordsRefreshed`, the scores
+   * marker), so while nothing is written anywhere the token lives on and those
+   * values are not read again.
    */
   async epoch(): Promise<object> {
-    return this.snapshot();
+    return (await this.snapshot()).epoch;
   }
 
   /**
@@ -241,6 +280,8 @@ export class DataVersion {
    */
   invalidate(): void {
     this.cached = null;
+    this.pending = null;
+    this.generation++;
     for (const listener of this.listeners) {
       try {
         listener();
@@ -270,19 +311,32 @@ export class DataVersion {
     const now = this.clock.now().getTime();
     if (this.cached && now - this.cached.at < this.ttlMs) return this.cached;
     if (!this.pending) {
-      this.pending = readScopes(this.db).finally(() => {
-        this.pending = null;
-      });
+      // One read, one snapshot (one epoch object) for every caller that waits on it.
+      const generation = this.generation;
+      const pending: Promise<Snapshot> = readScopes(this.db)
+        .then((records) => this.adopt(records, now, generation))
+        .finally(() => {
+          if (this.pending === pending) this.pending = null;
+        });
+      this.pending = pending;
     }
-    const records = await this.pending;
+    return this.pending;
+  }
+
+  private adopt(records: readonly ScopeRecord[], at: number, generation: number): Snapshot {
     const states = new Map(records.map((r) => [r.scope, r.at]));
-    // readScopes orders by scope, so the token does not depend on row order.
+    // readScopes orders by scope, so neither token depends on row order.
     const version = records
       .filter((r) => CONTENT.has(r.scope))
       .map((r) => `${r.scope}=${r.at}`)
       .join(';');
-    const snapshot = { at: now, states, version };
-    this.cached = snapshot;
+    const signature = records.map((r) => `${r.scope}=${r.at}=${r.detail ?? ''}`).join('\n');
+    const last = this.last;
+    const keepsEpoch = last !== null && last.generation === generation && last.signature === signature;
+    const snapshot = { at, states, version, signature, generation, epoch: keepsEpoch ? last.epoch : {} };
+    if (last === null || generation >= last.generation) this.last = snapshot;
+    // A read begun before an invalidate() may have missed the write it signals: used once, not kept.
+    if (generation === this.generation) this.cached = snapshot;
     return snapshot;
   }
 }

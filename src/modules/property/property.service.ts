@@ -116,8 +116,9 @@ export class PropertyService {
 
   private async readDetail(id: string, tier: Tier, live: LiveOutcome | null): Promise<ServedJson> {
     const now = this.clock.now();
-    // A live read may just have written the listing: its header is read again.
-    const epoch = live === null ? await this.dataVersion.epoch() : null;
+    // A live read that refreshed may just have written the listing: its header is read again.
+    // One that failed (or found it gone upstream) wrote nothing: the epoch's header stands.
+    const epoch = live === 'refreshed' ? null : await this.dataVersion.epoch();
     const read = await this.reader.read(
       id,
       await this.dataVersion.version(),
