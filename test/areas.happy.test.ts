@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Area } from '../src/modules/areas/areas.schema.ts';
+import { type Area, ListAreasResponse } from '../src/modules/areas/areas.schema.ts';
 import { createTestApp, getJson, type TestApp } from './support/app.ts';
+import { expectSchema } from './support/schema.ts';
 
 interface AreaList {
   data: Area[];
@@ -97,6 +98,26 @@ describe('GET /v1/areas', () => {
     expect(root.data[0]!.listingCounts!.rentals).toBeGreaterThanOrEqual(sum);
     const search = await getJson<{ meta: { total: number } }>(t, '/v1/search/rentals?areas=100');
     expect(manhattan.listingCounts?.rentals).toBe(search.body.meta.total);
+  });
+
+  it('answers every include set with a body of the documented schema, the same areas served spliced or encoded', async () => {
+    // Pages without counts are spliced from areas serialized once; with counts they are encoded per request.
+    const sets = ['', 'children', 'ancestors', 'centroid', 'children,ancestors,centroid'];
+    for (const include of sets) {
+      const query = `q=Brooklyn&perPage=20${include ? `&include=${include}` : ''}`;
+      const spliced = await getJson<AreaList>(t, `/v1/areas?${query}`);
+      expect(spliced.status).toBe(200);
+      expectSchema(ListAreasResponse, spliced.body);
+      const encoded = await getJson<AreaList>(t, `/v1/areas?${query}${include ? ',' : '&include='}counts`);
+      expectSchema(ListAreasResponse, encoded.body);
+      expect(encoded.body.data.length).toBeGreaterThan(1);
+      expect(
+        encoded.body.data.map(({ listingCounts: _counts, ...area }) => area),
+        include,
+      ).toEqual(spliced.body.data);
+      const again = await getJson<AreaList>(t, `/v1/areas?${query}`);
+      expect(again.body).toEqual(spliced.body);
+    }
   });
 
   it('carries a request id, freshness meta, and no warnings', async () => {

@@ -1,6 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PUBLIC_ROUTE } from '../../http/access.ts';
-import { capPerPage, paginatedMeta, paramNames } from '../../http/envelope.ts';
+import {
+  capPerPage,
+  listBodyFromFragments,
+  paginatedMeta,
+  paramNames,
+  sendJsonText,
+} from '../../http/envelope.ts';
 import { assertPageInRange } from '../../http/pagination.ts';
 import { readErrors } from '../../http/schemas.ts';
 import { type AreaInclude, ListAreasQuery, ListAreasResponse } from './areas.schema.ts';
@@ -30,17 +36,18 @@ export const areaRoutes: FastifyPluginAsyncTypebox<AreaRouteServices> = async (a
         response: { 200: ListAreasResponse, ...readErrors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query;
       const capped = capPerPage(query.perPage ?? 10, request.caller.maxPerPage);
       const page = { page: query.page ?? 1, perPage: capped.perPage };
       const include = new Set((query.include?.split(',') ?? []) as AreaInclude[]);
       const result = await areas.list({ ...query, include, ...page, tier: request.caller.tier });
       assertPageInRange(page, result.total);
-      return {
-        data: result.items,
-        meta: paginatedMeta(request, publicUrl, result.meta, page, result.total, KNOWN, capped.warnings),
-      };
+      const meta = paginatedMeta(request, publicUrl, result.meta, page, result.total, KNOWN, capped.warnings);
+      // Areas without counts arrive serialized (cached with the tree): spliced, not encoded
+      // again. Tests validate such bodies against ListAreasResponse.
+      if (result.json) return sendJsonText(reply, listBodyFromFragments(result.json, meta));
+      return { data: [...result.items], meta };
     },
   );
 };

@@ -21,9 +21,18 @@ export interface AreaQuery {
 }
 
 export interface AreaPage {
-  items: Area[];
+  /** Shared between requests: never to be changed. */
+  items: readonly Area[];
+  /** The same areas as JSON, when they do not move with the data (no `counts`): cached, like the tree. */
+  json: readonly Buffer[] | null;
   total: number;
   meta: Freshness;
+}
+
+/** An area as presented with includes that never change (the tree is static), and its JSON. */
+interface PresentedArea {
+  area: Area;
+  json: Buffer;
 }
 
 /** Rolled-up counts are cached this long: they change only as the market refreshes. */
@@ -45,6 +54,12 @@ export function toAreaRef(record: AreaRecord) {
  * listing counts do, through a short-lived cache.
  */
 export class AreasService {
+  /**
+   * Areas presented with each set of static includes (all but `counts`), by
+   * id: at most 349 per set, 8 sets. A page of them costs no object or
+   * serialization per request.
+   */
+  private readonly presented = new Map<string, Map<number, PresentedArea>>();
   private countsCache: {
     at: number;
     version: string;
@@ -82,11 +97,30 @@ export class AreasService {
     const total = matches.length;
     const start = (query.page - 1) * query.perPage;
     const pageRecords = matches.slice(start, start + query.perPage);
-    const counts = query.include.has('counts')
-      ? await this.rolledUpCounts(await this.dataVersion.version())
-      : null;
-    const items = pageRecords.map((record) => this.present(record, query.include, counts));
-    return { items, total, meta: await this.freshness.ofReference(query.tier, 'areas') };
+    const meta = await this.freshness.ofReference(query.tier, 'areas');
+    if (query.include.has('counts')) {
+      const counts = await this.rolledUpCounts(await this.dataVersion.version());
+      const items = pageRecords.map((record) => this.present(record, query.include, counts));
+      return { items, json: null, total, meta };
+    }
+    const presented = pageRecords.map((record) => this.presentStatic(record, query.include));
+    return { items: presented.map((p) => p.area), json: presented.map((p) => p.json), total, meta };
+  }
+
+  private presentStatic(record: AreaRecord, include: ReadonlySet<AreaInclude>): PresentedArea {
+    const key = [...include].sort().join(',');
+    let byId = this.presented.get(key);
+    if (!byId) {
+      byId = new Map();
+      this.presented.set(key, byId);
+    }
+    let presented = byId.get(record.id);
+    if (!presented) {
+      const area = this.present(record, include, null);
+      presented = { area, json: Buffer.from(JSON.stringify(area)) };
+      byId.set(record.id, presented);
+    }
+    return presented;
   }
 
   private present(
