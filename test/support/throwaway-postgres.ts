@@ -119,8 +119,19 @@ export async function createThrowawayPostgres(): Promise<ThrowawayPostgres> {
     start: () => pgCtl(['-l', join(home, 'server.log'), '-o', options, '-w', '-t', '30', 'start']),
     stop: () => pgCtl(['-m', 'fast', '-w', '-t', '30', 'stop']),
     freeze: () => {
-      frozen = clusterPids(dataDir);
-      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+      const [postmaster, ...children] = clusterPids(dataDir);
+      if (postmaster === undefined) throw new Error('the throwaway PostgreSQL is not running');
+      process.kill(postmaster, 'SIGSTOP');
+      frozen = [postmaster];
+      for (const pid of children) {
+        try {
+          process.kill(pid, 'SIGSTOP');
+          frozen.push(pid);
+        } catch (error) {
+          // A backend that ended between the listing and now (ESRCH) has nothing left to freeze.
+          if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+        }
+      }
     },
     thaw: () => {
       for (const pid of frozen) {
