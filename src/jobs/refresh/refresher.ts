@@ -52,6 +52,14 @@ import {
 /** What a refresh records after writing: a content scope it changed, or `records` (refreshed, unchanged). */
 type HeaderChange = ContentScope | 'records';
 
+/** What a buildings cycle wrote, had it ended here: `buildings` for changes, `records` for buildings refreshed unchanged. */
+function buildingsWritten(result: BuildingCycleResult): HeaderChange[] {
+  const changed = result.created + result.updated;
+  const scopes: HeaderChange[] = changed > 0 ? ['buildings'] : [];
+  if (result.received > changed) scopes.push('records');
+  return scopes;
+}
+
 export interface RefresherOptions {
   store: Store;
   source: ListingSource;
@@ -268,32 +276,35 @@ export class Refresher implements RefreshPort {
       const result: CycleResult = { ...emptySummary(), pages: 0, fetched: 0, ms: 0 };
       let since = await this.highWaterMark(LISTINGS_HIGH_WATER_MARK);
       let cursor: string | null = null;
-      await this.recordingPartial(result, async () => {
-        for (;;) {
-          const page = await this.source.searchListings({
-            ...(since === null ? {} : { modifiedSince: since }),
-            expand: true,
-            pageSize: this.pageSize,
-            cursor,
-          });
-          this.calls.pages++;
-          result.pages++;
-          if (page.listings.length === 0) break;
-          await this.ensureBuildings(page.listings);
-          addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
-          const last = maxModifiedAt(page.listings);
-          if (since === null || last > since) {
-            since = last;
-            await this.setHighWaterMark(LISTINGS_HIGH_WATER_MARK, last);
-            if (page.next === null) break;
-            cursor = null;
-          } else {
-            // The whole page shares the instant we started from: page within it.
-            if (page.next === null) break;
-            cursor = page.next;
+      await this.recordingPartial(
+        () => this.listingsWritten(result),
+        async () => {
+          for (;;) {
+            const page = await this.source.searchListings({
+              ...(since === null ? {} : { modifiedSince: since }),
+              expand: true,
+              pageSize: this.pageSize,
+              cursor,
+            });
+            this.calls.pages++;
+            result.pages++;
+            if (page.listings.length === 0) break;
+            await this.ensureBuildings(page.listings);
+            addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
+            const last = maxModifiedAt(page.listings);
+            if (since === null || last > since) {
+              since = last;
+              await this.setHighWaterMark(LISTINGS_HIGH_WATER_MARK, last);
+              if (page.next === null) break;
+              cursor = null;
+            } else {
+              // The whole page shares the instant we started from: page within it.
+              if (page.next === null) break;
+              cursor = page.next;
+            }
           }
-        }
-      });
+        },
+      );
       await this.finishSearchCycle(result);
       result.ms = Math.round(performance.now() - started);
       return result;
@@ -311,46 +322,49 @@ export class Refresher implements RefreshPort {
       const result: CycleResult = { ...emptySummary(), pages: 0, fetched: 0, ms: 0 };
       const seen = new Set<string>();
       let cursor: string | null = null;
-      await this.recordingPartial(result, async () => {
-        do {
-          const page = await this.source.searchListings({
-            ...(listingType ? { listingType } : {}),
-            statuses: ['ACTIVE', 'IN_CONTRACT'],
-            expand: false,
-            pageSize: this.pageSize,
-            cursor,
-          });
-          this.calls.pages++;
-          result.pages++;
-          for (const l of page.listings) seen.add(l.listing.id);
-          if (page.listings.length > 0) {
-            await this.ensureBuildings(page.listings);
-            addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
-          }
-          cursor = page.next;
-        } while (cursor !== null);
+      await this.recordingPartial(
+        () => this.listingsWritten(result),
+        async () => {
+          do {
+            const page = await this.source.searchListings({
+              ...(listingType ? { listingType } : {}),
+              statuses: ['ACTIVE', 'IN_CONTRACT'],
+              expand: false,
+              pageSize: this.pageSize,
+              cursor,
+            });
+            this.calls.pages++;
+            result.pages++;
+            for (const l of page.listings) seen.add(l.listing.id);
+            if (page.listings.length > 0) {
+              await this.ensureBuildings(page.listings);
+              addSummary(result, await this.writer.apply(page.listings, this.clock.now()));
+            }
+            cursor = page.next;
+          } while (cursor !== null);
 
-        let query = this.store.db
-          .selectFrom('listings')
-          .select('id')
-          .where('status', 'in', ['ACTIVE', 'IN_CONTRACT']);
-        if (listingType) query = query.where('listing_type', '=', listingType);
-        const missing = (await query.execute()).map((r) => r.id).filter((id) => !seen.has(id));
-        for (const id of missing) {
-          try {
-            const listing = await this.source.fetchListing(id);
-            this.calls.listings++;
-            result.fetched++;
-            addSummary(result, await this.writer.apply([listing], this.clock.now()));
-          } catch (error) {
-            if (!(error instanceof UpstreamError && error.kind === 'not_found')) throw error;
-            this.log.warn(
-              { listingId: id },
-              'listing vanished upstream without a final state; left as stored',
-            );
+          let query = this.store.db
+            .selectFrom('listings')
+            .select('id')
+            .where('status', 'in', ['ACTIVE', 'IN_CONTRACT']);
+          if (listingType) query = query.where('listing_type', '=', listingType);
+          const missing = (await query.execute()).map((r) => r.id).filter((id) => !seen.has(id));
+          for (const id of missing) {
+            try {
+              const listing = await this.source.fetchListing(id);
+              this.calls.listings++;
+              result.fetched++;
+              addSummary(result, await this.writer.apply([listing], this.clock.now()));
+            } catch (error) {
+              if (!(error instanceof UpstreamError && error.kind === 'not_found')) throw error;
+              this.log.warn(
+                { listingId: id },
+                'listing vanished upstream without a final state; left as stored',
+              );
+            }
           }
-        }
-      });
+        },
+      );
       await this.finishSearchCycle(result);
       result.ms = Math.round(performance.now() - started);
       return result;
@@ -365,24 +379,27 @@ export class Refresher implements RefreshPort {
       const since = await this.highWaterMark(BUILDINGS_HIGH_WATER_MARK);
       let cursor: string | null = null;
       let latest = since;
-      await this.recordingPartial(result, async () => {
-        do {
-          const page = await this.source.listBuildings({
-            ...(since === null ? {} : { modifiedSince: since }),
-            pageSize: this.pageSize,
-            cursor,
-          });
-          this.calls.pages++;
-          for (const b of page.buildings) {
-            const outcome = await this.writeBuilding(b);
-            result.received++;
-            if (outcome === 'created') result.created++;
-            else if (outcome === 'updated') result.updated++;
-            if (latest === null || b.modifiedAt > latest) latest = b.modifiedAt;
-          }
-          cursor = page.next;
-        } while (cursor !== null);
-      });
+      await this.recordingPartial(
+        () => buildingsWritten(result),
+        async () => {
+          do {
+            const page = await this.source.listBuildings({
+              ...(since === null ? {} : { modifiedSince: since }),
+              pageSize: this.pageSize,
+              cursor,
+            });
+            this.calls.pages++;
+            for (const b of page.buildings) {
+              const outcome = await this.writeBuilding(b);
+              result.received++;
+              if (outcome === 'created') result.created++;
+              else if (outcome === 'updated') result.updated++;
+              if (latest === null || b.modifiedAt > latest) latest = b.modifiedAt;
+            }
+            cursor = page.next;
+          } while (cursor !== null);
+        },
+      );
       const now = this.clock.now();
       if (latest !== null && latest !== since) await this.setHighWaterMark(BUILDINGS_HIGH_WATER_MARK, latest);
       if (result.created + result.updated > 0) await this.markChanged(['buildings']);
@@ -463,7 +480,7 @@ export class Refresher implements RefreshPort {
   }
 
   private async finishSearchCycle(result: CycleResult): Promise<void> {
-    await this.markChanged(this.changedScopes(result, result.detailsWritten > 0 ? ['detail'] : []));
+    await this.markChanged(this.cycleChanges(result));
     const now = this.clock.now();
     await markConfirmed(this.store.db, ['search:rental', 'search:sale'], now);
     this.dataVersion.invalidate();
@@ -503,27 +520,16 @@ export class Refresher implements RefreshPort {
 
   /**
    * Runs a cycle's writing part; when it fails, what it wrote before failing
-   * is recorded as a completed cycle records it (its changes move the data
-   * version, its unchanged records' refreshed_at is signalled), so caches never
-   * keep serving what the store no longer holds. The cycle's error is rethrown.
+   * is recorded as a completed cycle records it (`written`: its changes move
+   * the data version, its unchanged records' refreshed_at is signalled), so
+   * caches never keep serving what the store no longer holds. The cycle's
+   * error is rethrown.
    */
-  private async recordingPartial(
-    result: ApplySummary | BuildingCycleResult,
-    write: () => Promise<void>,
-  ): Promise<void> {
+  private async recordingPartial(written: () => HeaderChange[], write: () => Promise<void>): Promise<void> {
     try {
       await write();
     } catch (error) {
-      const scopes: HeaderChange[] =
-        'changedTypes' in result
-          ? this.changedScopes(result, result.detailsWritten > 0 ? ['detail'] : [])
-          : result.created + result.updated > 0
-            ? ['buildings']
-            : [];
-      const unchanged =
-        'changedTypes' in result ? result.unchanged : result.received - result.created - result.updated;
-      if (unchanged > 0) scopes.push('records');
-      await this.markChanged(scopes).catch((markError: unknown) => {
+      await this.markChanged(written()).catch((markError: unknown) => {
         this.log.error(
           { err: markError },
           "could not record a failed cycle's writes; caches may serve old data",
@@ -531,6 +537,18 @@ export class Refresher implements RefreshPort {
       });
       throw error;
     }
+  }
+
+  /** What a listings cycle wrote, had it ended here: the scopes it changed, and `records` for listings it refreshed unchanged. */
+  private listingsWritten(result: ApplySummary): HeaderChange[] {
+    const scopes: HeaderChange[] = this.cycleChanges(result);
+    if (result.unchanged > 0) scopes.push('records');
+    return scopes;
+  }
+
+  /** The content scopes a listings cycle changed (`detail` when it wrote details). */
+  private cycleChanges(result: ApplySummary): ContentScope[] {
+    return this.changedScopes(result, result.detailsWritten > 0 ? ['detail'] : []);
   }
 
   /** Fetches buildings that listings refer to but the store does not have yet. */
