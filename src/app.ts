@@ -99,6 +99,7 @@ import type { Store } from './platform/db/database.ts';
 import { createLimits, type Limits } from './platform/limits/limits.ts';
 import type { ProcessLease } from './platform/limits/process-lease.ts';
 import { systemResolver } from './platform/outbound/destination.ts';
+import { configureBackgroundPriority } from './platform/worker/threads.ts';
 import { AreaTree } from './reference/areas.ts';
 import type { ListingSource } from './upstream/source.ts';
 
@@ -247,6 +248,8 @@ function summaryWarmJob(status: SummaryWarmStatus): BackgroundJobStatus {
 /** Builds every service and job over an open, migrated store. Reads the area tree once. */
 export async function compose(options: ComposeOptions): Promise<Composition> {
   const { config, store } = options;
+  // Before any worker starts: every background thread of this process runs at it.
+  configureBackgroundPriority(config.backgroundPriority);
   const wallClock = options.wallClock ?? systemClock;
   const marketClock = options.marketClock ?? wallClock;
   const log = options.log ?? pino(processLoggerOptions(config));

@@ -29,6 +29,8 @@ export interface Config {
   /** Serve default (ACTIVE-only) searches from the in-memory index; off = always SQL. */
   readonly searchIndex: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** How background threads yield the CPU to the request thread (platform/worker/threads.ts). */
+  readonly backgroundPriority: 'idle' | 'nice';
   readonly demo: {
     /** Load the built-in synthetic market into an empty store on first start. */
     readonly enabled: boolean;
@@ -145,6 +147,7 @@ export function loadConfig(env: Env = process.env, version = '0.1.0'): Config {
     databaseSchema: readVariable(env, 'DATABASE_SCHEMA'),
     databaseQueryTimeoutMs: readVariable(env, 'DATABASE_QUERY_TIMEOUT_MS'),
     logLevel: readVariable(env, 'LOG_LEVEL'),
+    backgroundPriority: readVariable(env, 'BACKGROUND_PRIORITY'),
     searchIndex: readVariable(env, 'SEARCH_INDEX'),
     demo: Object.freeze({
       enabled: readVariable(env, 'DEMO'),

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
@@ -6,7 +8,13 @@ import {
   BackgroundPacer,
   noteServingRequest,
 } from '../src/platform/worker/serving-activity.ts';
-import { endWorker, startModuleWorker } from '../src/platform/worker/threads.ts';
+import {
+  BACKGROUND_NICE,
+  type BackgroundRole,
+  configureBackgroundPriority,
+  endWorker,
+  startModuleWorker,
+} from '../src/platform/worker/threads.ts';
 import type { FromPacingWorker, ToPacingWorker } from './support/pacing-worker.ts';
 
 /** A pacer on a fake clock, over its own activity count. */
@@ -82,8 +90,56 @@ describe('a background worker thread', () => {
   async function run(worker: ReturnType<typeof startModuleWorker>, slices: number, workMs: number) {
     const answer = once(worker, 'message') as Promise<[FromPacingWorker]>;
     worker.postMessage({ type: 'run', slices, workMs } satisfies ToPacingWorker);
-    return (await answer)[0];
+    const [ran] = await answer;
+    if (ran.type !== 'ran') throw new Error(`unexpected answer ${ran.type}`);
+    return ran;
   }
+
+  /** Policy and nice value of a thread of this process, from /proc (Linux). */
+  async function schedulingOf(worker: ReturnType<typeof startModuleWorker>) {
+    const answer = once(worker, 'message') as Promise<[FromPacingWorker]>;
+    worker.postMessage({ type: 'thread-id' } satisfies ToPacingWorker);
+    const [reply] = await answer;
+    if (reply.type !== 'thread-id') throw new Error(`unexpected answer ${reply.type}`);
+    const stat = readFileSync(`/proc/self/task/${reply.threadId}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): the 3rd field is first.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { nice: Number(fields[19 - 3]), policy: Number(fields[41 - 3]) };
+  }
+
+  const SCHED_OTHER = 0;
+  const SCHED_IDLE = 5;
+  const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0;
+
+  it.runIf(process.platform === 'linux')(
+    'runs rebuilds in the idle scheduling class when BACKGROUND_PRIORITY is idle, writers at nice 10 always',
+    async () => {
+      const started: ReturnType<typeof startModuleWorker>[] = [];
+      const start = (init: { entry: string; role?: BackgroundRole }) => {
+        const worker = startModuleWorker(init);
+        started.push(worker);
+        return worker;
+      };
+      try {
+        configureBackgroundPriority('idle');
+        const idleRebuild = start({ entry });
+        const idleWriter = start({ entry, role: 'work' });
+        configureBackgroundPriority('nice');
+        const niceRebuild = start({ entry });
+        const nicely = { nice: BACKGROUND_NICE, policy: SCHED_OTHER };
+        // Without chrt (util-linux) the idle class falls back to nice 10.
+        expect(await schedulingOf(idleRebuild)).toEqual(hasChrt ? { nice: 0, policy: SCHED_IDLE } : nicely);
+        expect(await schedulingOf(idleWriter)).toEqual(nicely);
+        expect(await schedulingOf(niceRebuild)).toEqual(nicely);
+      } finally {
+        configureBackgroundPriority(
+          (process.env.BACKGROUND_PRIORITY as 'idle' | 'nice' | undefined) ?? 'idle',
+        );
+        for (const worker of started)
+          await endWorker(worker, { type: 'close' } satisfies ToPacingWorker, 5_000);
+      }
+    },
+  );
 
   it('works flat out while the request thread is quiet and a quarter of the time while it serves', async () => {
     const worker = startModuleWorker({ entry });

@@ -68,6 +68,7 @@ describe('config', () => {
       databaseQueryTimeoutMs: 10_000,
       searchIndex: true,
       logLevel: 'info',
+      backgroundPriority: 'idle',
       demo: { enabled: true, seed: 20261121, scale: 1 },
       version: '9.9.9',
       redisUrl: undefined,

@@ -103,6 +103,7 @@ function defaultsByTier(limit: 'ratePerMinute' | 'monthlyQuota' | 'overageLimit'
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const BACKGROUND_PRIORITIES = ['idle', 'nice'] as const;
 
 const TIER_LIMIT = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
 const PORT_NUMBER = Type.Integer({ minimum: 0, maximum: 65535 });
@@ -134,6 +135,13 @@ export const ENVIRONMENT = {
     type: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level))),
     default: 'info',
     description: 'log verbosity (`silent`: no logs)',
+  }),
+  BACKGROUND_PRIORITY: variable({
+    group: 'server',
+    type: Type.Union(BACKGROUND_PRIORITIES.map((priority) => Type.Literal(priority))),
+    default: 'idle',
+    description:
+      'CPU priority of the read-model rebuild threads (search index, market statistics) beside the request thread, on Linux: `idle` runs them in the `SCHED_IDLE` class (a request that arrives takes their CPU at once), `nice` at nice 10 (they keep about a tenth of a busy CPU and may hold it for a scheduler slice of a few ms while a request waits). Writers (refresh cycles, backfill, deliveries) always run at nice 10: a starved writer could hold the SQLite write lock requests wait for',
   }),
   TRUSTED_PROXIES: variable({
     group: 'server',

@@ -81,6 +81,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     RATE_LIMIT_INTERNAL: '1000000',
     // CI's PostgreSQL pass also runs the limits on Redis.
     REDIS_URL: process.env.REDIS_URL ?? '',
+    BACKGROUND_PRIORITY: process.env.BACKGROUND_PRIORITY ?? 'nice',
     ...options.env,
   });
   // Its own Redis namespace unless the test chose one (REDIS_PREFIX), removed on close.

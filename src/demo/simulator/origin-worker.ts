@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('origin-worker runs only as a worker thread');
   // The simulated upstream yields the CPU to requests, as a real one on another machine takes none of it.
-  runBehindRequests();
+  runBehindRequests('work');
   const init = (workerData as { init: OriginWorkerInit }).init;
   const post = (message: FromOriginWorker) => port.postMessage(message);
   let origin: Awaited<ReturnType<typeof startOrigin>>;

@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('jobs-worker runs only as a worker thread');
   // Refresh cycles, backfills, deliveries and scores yield the CPU to requests (see runBehindRequests).
-  runBehindRequests();
+  runBehindRequests('work');
   const init = (workerData as { init: WorkerInit }).init;
   const post = (message: FromWorker) => port.postMessage(message);
   const logAt =

@@ -63,7 +63,7 @@ function failureRecord(error: unknown): MarketWorkerFailure {
 }
 
 async function main(): Promise<void> {
-  runBehindRequests();
+  runBehindRequests('rebuild');
   const port = parentPort;
   if (!port) throw new Error('market-worker runs only as a worker thread');
   const init = (workerData as { init: MarketWorkerInit }).init;

@@ -70,7 +70,7 @@ function copyOf(identity: PartitionIdentity): PartitionIdentity {
 }
 
 async function main(): Promise<void> {
-  runBehindRequests();
+  runBehindRequests('rebuild');
   const port = parentPort;
   if (!port) throw new Error('index-worker runs only as a worker thread');
   const init = (workerData as { init: IndexWorkerInit }).init;
