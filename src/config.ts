@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { BackgroundPriority } from './config/declaration.ts';
 import { ConfigError, type Env, readTierVariable, readVariable } from './config/read-environment.ts';
 import { DEFAULT_TIER_LIMITS, TIERS, type Tier, type TierLimits } from './domain/tiers.ts';
 
@@ -29,8 +30,8 @@ export interface Config {
   /** Serve default (ACTIVE-only) searches from the in-memory index; off = always SQL. */
   readonly searchIndex: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** How background threads yield the CPU to the request thread (platform/worker/threads.ts). */
-  readonly backgroundPriority: 'idle' | 'nice';
+  /** How read-model rebuild threads yield the CPU to the request thread (platform/worker/threads.ts). */
+  readonly backgroundPriority: BackgroundPriority;
   readonly demo: {
     /** Load the built-in synthetic market into an empty store on first start. */
     readonly enabled: boolean;

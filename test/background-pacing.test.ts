@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
 import {
   BACKGROUND_DUTY,
   BackgroundPacer,
@@ -132,9 +133,7 @@ describe('a background worker thread', () => {
         expect(await schedulingOf(idleWriter)).toEqual(nicely);
         expect(await schedulingOf(niceRebuild)).toEqual(nicely);
       } finally {
-        configureBackgroundPriority(
-          (process.env.BACKGROUND_PRIORITY as 'idle' | 'nice' | undefined) ?? 'idle',
-        );
+        configureBackgroundPriority(loadConfig(process.env).backgroundPriority);
         for (const worker of started)
           await endWorker(worker, { type: 'close' } satisfies ToPacingWorker, 5_000);
       }

@@ -45,6 +45,7 @@ describe('config', () => {
     [{ PORT: '70000' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ BACKGROUND_PRIORITY: 'low' }, 'BACKGROUND_PRIORITY'],
     [{ DEMO: 'perhaps' }, 'DEMO'],
     [{ DEMO_SCALE: '0' }, 'DEMO_SCALE'],
     [{ DEMO_SCALE: '2' }, 'DEMO_SCALE'],

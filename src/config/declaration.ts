@@ -104,6 +104,8 @@ function defaultsByTier(limit: 'ratePerMinute' | 'monthlyQuota' | 'overageLimit'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const BACKGROUND_PRIORITIES = ['idle', 'nice'] as const;
+/** How read-model rebuild threads give way to the request thread (platform/worker/threads.ts). */
+export type BackgroundPriority = (typeof BACKGROUND_PRIORITIES)[number];
 
 const TIER_LIMIT = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
 const PORT_NUMBER = Type.Integer({ minimum: 0, maximum: 65535 });

@@ -410,7 +410,6 @@ export class Refresher implements RefreshPort {
     });
   }
 
-  /** One listing from upstream, applied with change detection. */
   /**
    * One listing from upstream, applied with change detection. A live read
    * (`immediate`) moves the data version at once, so the caller's next read of

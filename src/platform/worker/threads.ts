@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { type ResourceLimits, Worker, workerData } from 'node:worker_threads';
+import { BACKGROUND_PRIORITIES, type BackgroundPriority } from '../../config/declaration.ts';
 import { paceThisThread } from '../yield.ts';
 import { BackgroundPacer, servingActivityBuffer } from './serving-activity.ts';
 
@@ -86,9 +87,6 @@ export function runBehindRequests(role: BackgroundRole): void {
   if (activity) paceThisThread(new BackgroundPacer(activity));
 }
 
-/** How read-model rebuild threads give way to the request thread (BACKGROUND_PRIORITY). */
-export type BackgroundPriority = 'idle' | 'nice';
-
 let configuredPriority: BackgroundPriority = 'idle';
 
 /** Set at boot by the composition root: the priority of the rebuild workers started after it. */
@@ -98,7 +96,7 @@ export function configureBackgroundPriority(priority: BackgroundPriority): void 
 
 function inheritedBackgroundPriority(): BackgroundPriority | undefined {
   const given = (workerData as { backgroundPriority?: unknown } | null)?.backgroundPriority;
-  return given === 'idle' || given === 'nice' ? given : undefined;
+  return BACKGROUND_PRIORITIES.find((priority) => priority === given);
 }
 
 /** The nice value of background threads that are not in the idle class. */
