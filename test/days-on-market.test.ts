@@ -3,6 +3,7 @@ import { daysOnMarket, daysOnMarketValidUntil, nyDayNumber, nyMidnight } from '.
 import { setScopeTimes } from '../src/modules/freshness/data-version.ts';
 import type { SearchResponse } from '../src/modules/search/search.schema.ts';
 import { createTestApp, getJson, TEST_NOW, type TestApp } from './support/app.ts';
+import { NEXT_LISTING_REVISION } from './support/store.ts';
 
 /**
  * Days on market count New York calendar days: a listing listed at 23:30 NY
@@ -85,17 +86,17 @@ describe.each(['index', 'sql'] as const)('search days on market (%s path)', (pat
     // As every writer does, each change moves the listing's revision (summaries rendered before it are not reused).
     await t.store.db
       .updateTable('listings')
-      .set((eb) => ({ listed_at: LISTED, revision: eb('revision', '+', 1) }))
+      .set({ listed_at: LISTED, revision: NEXT_LISTING_REVISION })
       .where('id', '=', active.id)
       .execute();
     await t.store.db
       .updateTable('listings')
-      .set((eb) => ({
+      .set({
         listed_at: LISTED,
         off_market_at: LEFT,
         contract_at: null,
-        revision: eb('revision', '+', 1),
-      }))
+        revision: NEXT_LISTING_REVISION,
+      })
       .where('id', '=', closed.id)
       .execute();
     await setScopeTimes(t.store.db, ['search:rental'], new Date(TEST_NOW.getTime() + 1000));

@@ -9,6 +9,7 @@ import type { ListingRow } from '../src/platform/db/tables.ts';
 import { type ListingSource, UpstreamError } from '../src/upstream/source.ts';
 import { createTestApp, TEST_NOW, type TestApp, UNLIMITED } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
+import { NEXT_LISTING_REVISION } from './support/store.ts';
 
 /** A refresh pipeline stand-in: records calls, answers as told, and can act on the store during a live read. */
 class FakeRefresher implements RefreshPort {
@@ -79,7 +80,7 @@ beforeEach(async () => {
   t.clock.set(TEST_NOW);
   await t.store.db
     .updateTable('listings')
-    .set((eb) => ({ price: row.price, refreshed_at: row.refreshed_at, revision: eb('revision', '+', 1) }))
+    .set({ price: row.price, refreshed_at: row.refreshed_at, revision: NEXT_LISTING_REVISION })
     .where('id', '=', row.id)
     .execute();
   await dataChanged();
@@ -166,7 +167,7 @@ describe('Business and Internal: live reads of GET /property/{id}', () => {
       // What the pipeline does on success: store upstream's current copy.
       await t.store.db
         .updateTable('listings')
-        .set((eb) => ({ price: row.price + 100, refreshed_at: liveAt, revision: eb('revision', '+', 1) }))
+        .set({ price: row.price + 100, refreshed_at: liveAt, revision: NEXT_LISTING_REVISION })
         .where('id', '=', id)
         .execute();
       await dataChanged();

@@ -12,6 +12,7 @@ import {
 import type { ListingRow } from '../src/platform/db/tables.ts';
 import { createTestApp, TEST_NOW, type TestApp, UNLIMITED } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
+import { NEXT_LISTING_REVISION } from './support/store.ts';
 
 const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED };
 
@@ -64,7 +65,7 @@ async function setRefreshedAt(id: string, refreshedAt: string): Promise<void> {
 async function bumpRevision(id: string): Promise<void> {
   await t.store.db
     .updateTable('listings')
-    .set((eb) => ({ revision: eb('revision', '+', 1) }))
+    .set({ revision: NEXT_LISTING_REVISION })
     .where('id', '=', id)
     .execute();
 }
@@ -347,7 +348,7 @@ describe('GET /v1/property/{id}', () => {
       await t.store.db
         .updateTable('listings')
         // As every writer does with a change: the listing's revision moves (migration 0010).
-        .set((eb) => ({ price: row.price + 1000, revision: eb('revision', '+', 1) }))
+        .set({ price: row.price + 1000, revision: NEXT_LISTING_REVISION })
         .where('id', '=', row.id)
         .execute();
       await dataChanged();
@@ -357,7 +358,7 @@ describe('GET /v1/property/{id}', () => {
     } finally {
       await t.store.db
         .updateTable('listings')
-        .set((eb) => ({ price: row.price, refreshed_at: row.refreshed_at, revision: eb('revision', '+', 1) }))
+        .set({ price: row.price, refreshed_at: row.refreshed_at, revision: NEXT_LISTING_REVISION })
         .where('id', '=', row.id)
         .execute();
       await dataChanged();

@@ -5,6 +5,7 @@ import type { ListingSummary } from '../src/modules/listings/listing.schema.ts';
 import { SearchResponse } from '../src/modules/search/search.schema.ts';
 import { createTestApp, getJson, TEST_NOW, type TestApp } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
+import { NEXT_LISTING_REVISION } from './support/store.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -162,7 +163,7 @@ describe('GET /v1/search/rentals', () => {
     // As every writer does with a change: the listing's revision moves (migration 0010).
     await t.store.db
       .updateTable('listings')
-      .set((eb) => ({ price: 1, revision: eb('revision', '+', 1) }))
+      .set({ price: 1, revision: NEXT_LISTING_REVISION })
       .where('id', '=', first.id)
       .execute();
     await setScopeTimes(t.store.db, ['search:rental'], new Date(t.clock.now().getTime() + 1000));
@@ -183,7 +184,7 @@ describe('GET /v1/search/rentals', () => {
     } finally {
       await t.store.db
         .updateTable('listings')
-        .set((eb) => ({ price: first.price, revision: eb('revision', '+', 1) }))
+        .set({ price: first.price, revision: NEXT_LISTING_REVISION })
         .where('id', '=', first.id)
         .execute();
       await setScopeTimes(t.store.db, ['search:rental'], TEST_NOW);
@@ -214,7 +215,7 @@ describe('GET /v1/search/rentals', () => {
       await t.store.db.updateTable('listings').set({ sqft: 111 }).where('id', '=', kept.id).execute();
       await t.store.db
         .updateTable('listings')
-        .set((eb) => ({ sqft: 222, revision: eb('revision', '+', 1) }))
+        .set({ sqft: 222, revision: NEXT_LISTING_REVISION })
         .where('id', '=', changed.id)
         .execute();
       await moved('search:rental', 71_000);
@@ -228,7 +229,7 @@ describe('GET /v1/search/rentals', () => {
       for (const listing of [kept, changed]) {
         await t.store.db
           .updateTable('listings')
-          .set((eb) => ({ sqft: listing.sqft, revision: eb('revision', '+', 1) }))
+          .set({ sqft: listing.sqft, revision: NEXT_LISTING_REVISION })
           .where('id', '=', listing.id)
           .execute();
       }

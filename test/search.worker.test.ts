@@ -23,7 +23,7 @@ import type { Store } from '../src/platform/db/database.ts';
 import { AreaTree } from '../src/reference/areas.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { TEST_NOW, TEST_SEED } from './support/app.ts';
-import { createSharedTestStore } from './support/store.ts';
+import { createSharedTestStore, NEXT_LISTING_REVISION } from './support/store.ts';
 
 const warnings: unknown[] = [];
 const log = { warn: (fields: unknown) => warnings.push(fields) };
@@ -142,7 +142,7 @@ describe('search index built on the worker', () => {
         .executeTakeFirstOrThrow();
       await store.db
         .updateTable('listings')
-        .set({ price: sql`price + 1000`, revision: changed.revision + 1 })
+        .set({ price: sql`price + 1000`, revision: NEXT_LISTING_REVISION })
         .where('id', '=', changed.id)
         .execute();
       const second = await client.build('v2');
@@ -196,7 +196,7 @@ describe('search index built on the worker', () => {
         .executeTakeFirstOrThrow();
       await store.db
         .updateTable('listings')
-        .set({ price: changed.price + 1, revision: changed.revision + 1 })
+        .set({ price: changed.price + 1, revision: NEXT_LISTING_REVISION })
         .where('id', '=', changedId)
         .execute();
       await markChanged(store.db, 'search:rental', clock.now());

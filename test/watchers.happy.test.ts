@@ -10,6 +10,7 @@ import {
 import type { ListingRow } from '../src/platform/db/tables.ts';
 import { createTestApp, type TestApp, UNLIMITED } from './support/app.ts';
 import { expectSchema } from './support/schema.ts';
+import { NEXT_LISTING_REVISION } from './support/store.ts';
 
 const HIGH_LIMITS: Record<string, string> = { ...UNLIMITED, SEARCH_INDEX: 'false' };
 
@@ -53,7 +54,7 @@ async function send(method: string, path: string, body?: unknown, key = business
 async function setPrice(id: string, price: number): Promise<void> {
   await t.store.db
     .updateTable('listings')
-    .set((eb) => ({ price, revision: eb('revision', '+', 1) }))
+    .set({ price, revision: NEXT_LISTING_REVISION })
     .where('id', '=', id)
     .execute();
   await markChanged(t.store.db, 'search:rental', t.clock.now());

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/platform/db/database.ts';
 import { migrateToLatest } from '../../src/platform/db/migrate.ts';
 
@@ -66,3 +67,11 @@ export async function createSharedTestStore(
     },
   };
 }
+
+/**
+ * The revision a writer gives a listing it changes (migration 0010): one above
+ * every stored one, store-wide. The search index worker reads only listings
+ * above the highest revision of its last read, so a test that writes a
+ * listing behind the refresh writer's back moves its revision this way.
+ */
+export const NEXT_LISTING_REVISION = sql<number>`(select max(revision) from listings) + 1`;

@@ -19,6 +19,7 @@ import {
   type PartitionIdentity,
   type PortablePartition,
 } from './active-index.ts';
+import { ColumnsKeeper, type ColumnsRead } from './index-columns.ts';
 
 export interface IndexWorkerInit {
   /** The module the entry shim imports (this file). */
@@ -26,7 +27,14 @@ export interface IndexWorkerInit {
   store: SharedStoreOptions;
 }
 
-export type ToIndexWorker = { type: 'build'; id: number } | { type: 'close' };
+export type ToIndexWorker =
+  | {
+      type: 'build';
+      id: number;
+      /** The buildings part of the version to build: when it moved, every listing is read again (see ColumnsKeeper). */
+      buildings: string | null;
+    }
+  | { type: 'close' };
 
 export type FromIndexWorker =
   | { type: 'partition'; id: number; listingType: ListingType; partition: PortablePartition }
@@ -39,6 +47,8 @@ export type FromIndexWorker =
       build: string;
       /** Its rows mapped to the previous build's on this worker (none after the worker started). */
       carriedFrom?: CarriedFrom;
+      /** Whether it read every listing or the changes since the previous build. */
+      read: ColumnsRead;
     }
   | { type: 'failed'; id: number; error: { name: string; message: string } };
 
@@ -79,14 +89,16 @@ async function main(): Promise<void> {
     port.postMessage(message, transfer);
   let last: LastBuild | null = null;
   let builds = 0;
+  // The listings' columns as last read: the next build reads only what changed since.
+  const keeper = new ColumnsKeeper();
   port.on('message', (message: ToIndexWorker) => {
     if (message.type === 'close') {
       void store.close().finally(() => port.close());
       return;
     }
-    const { id } = message;
-    buildPortableIndex(store.db, threadId).then(
-      ({ index, transfer }) => {
+    const { id, buildings } = message;
+    buildPortableIndex(store.db, threadId, { keeper, buildings }).then(
+      ({ index, transfer, read }) => {
         const build = `${threadId}:${++builds}`;
         const identity = {
           rental: identityOf(index.partitions.rental),
@@ -118,6 +130,7 @@ async function main(): Promise<void> {
             threadId: index.threadId,
             build,
             ...(carriedFrom ? { carriedFrom } : {}),
+            read,
           },
           carriedFrom
             ? [carriedFrom.rows.rental.buffer as ArrayBuffer, carriedFrom.rows.sale.buffer as ArrayBuffer]

@@ -24,6 +24,7 @@ import type { DataVersion } from '../freshness/data-version.ts';
 import type { FreshnessPolicy } from '../freshness/freshness-policy.ts';
 import { toListingSummary } from '../listings/listing.mapper.ts';
 import { ListingIndex } from './active-index.ts';
+import { buildingsPartOf } from './index-columns.ts';
 import { geoCriteria } from './search.geo.ts';
 import {
   findBuildingScores,
@@ -754,11 +755,6 @@ export interface SummaryWarmStatus {
 interface CarriedSummaries {
   buildings: string | null;
   byId: Map<string, { entry: CachedJson; revision: number }>;
-}
-
-/** The `buildings=` part of an index version (see `indexVersion`). */
-function buildingsPartOf(version: string): string | null {
-  return version.split(';').find((part) => part.startsWith('buildings=')) ?? null;
 }
 
 /** A page's serialized summaries in row order; `undefined` for a listing gone since the index read it. */
