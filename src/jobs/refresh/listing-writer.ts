@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { rank } from '../../domain/ranking.ts';
 import { appendEvents, type ListingEventInput, lockEventLog } from '../../modules/events/event-log.ts';
+import { highestListingRevision } from '../../modules/listings/listing-revision.ts';
 import { chunks } from '../../platform/db/batches.ts';
 import type { Store } from '../../platform/db/database.ts';
 import {
@@ -258,13 +259,9 @@ const UPDATABLE_LISTING_COLUMNS = [
   'detail_hash',
 ] as const;
 
-/** The revision the next change to listings gets: one above any stored (indexed, so one index probe). */
+/** The revision the next change to listings gets: one above any stored. */
 async function nextListingRevision(trx: Kysely<Database>): Promise<number> {
-  const row = await trx
-    .selectFrom('listings')
-    .select((eb) => eb.fn.max('revision').as('latest'))
-    .executeTakeFirst();
-  return Number(row?.latest ?? 0) + 1;
+  return (await highestListingRevision(trx)) + 1;
 }
 
 async function upsertListings(trx: Kysely<Database>, rows: readonly NewListing[]): Promise<void> {

@@ -621,8 +621,6 @@ export interface PortableIndex {
   build?: string;
   /** How this build's rows map to the rows of the worker's build before it (see `carriedRows`). */
   carriedFrom?: CarriedFrom;
-  /** How the worker read the listings for it (every row, or the changes since its last build). */
-  read?: ColumnsRead;
 }
 
 /**
@@ -791,8 +789,6 @@ export class ListingIndex {
   build: string | null = null;
   /** How this index's rows map to an earlier build's (see CarriedFrom); null when not known. */
   carriedFrom: CarriedFrom | null = null;
-  /** How the listings were read for it (worker builds); null for an in-process build, which reads every row. */
-  read: ColumnsRead | null = null;
 
   /**
    * The index a worker built (buildPortableIndex), over the transferred
@@ -820,7 +816,6 @@ export class ListingIndex {
     );
     index.build = portable.build ?? null;
     index.carriedFrom = portable.carriedFrom ?? null;
-    index.read = portable.read ?? null;
     return index;
   }
 

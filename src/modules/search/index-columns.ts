@@ -22,6 +22,7 @@ import {
   nyDayNumber,
 } from '../../domain/listing.ts';
 import type { Database } from '../../platform/db/tables.ts';
+import { highestListingRevision } from '../listings/listing-revision.ts';
 
 export const FLAG_NO_FEE = 1;
 export const FLAG_PETS = 2;
@@ -118,9 +119,7 @@ export interface ListingColumns extends Readonly<Record<NumericColumn, ArrayLike
 }
 
 /** Listing columns in typed arrays (outside the JS heap): what a `ColumnsKeeper` keeps between builds. */
-interface TypedColumns extends ListingColumns {
-  readonly columns: Record<NumericColumn, Float64Array>;
-}
+type TypedColumns = ListingColumns & Readonly<Record<NumericColumn, Float64Array>>;
 
 function typedColumns(
   ids: readonly string[],
@@ -130,7 +129,6 @@ function typedColumns(
   return {
     ...columns,
     ids,
-    columns,
     buildingTypeCodes: codes.buildingTypeCodes,
     saleTypeCodes: codes.saleTypeCodes,
   };
@@ -302,7 +300,7 @@ export class ColumnsKeeper {
     pageRows: number,
     between: () => Promise<void>,
   ): Promise<{ raw: ColumnsByType; read: ColumnsRead }> {
-    const revision = await highestRevision(db);
+    const revision = await highestListingRevision(db);
     const kept = this.kept;
     const changes =
       kept !== null && kept.buildings === buildings && revision >= kept.revision
@@ -314,6 +312,7 @@ export class ColumnsKeeper {
       result = changes;
       read = { kind: 'changes', rowsRead: changes.rowsRead };
     } else {
+      // What was kept is freed before every row is read again.
       this.kept = null;
       const all = await readAllColumns(db, pageRows, between);
       result = { ...all, raw: { rental: all.raw.rental.typed(), sale: all.raw.sale.typed() } };
@@ -409,7 +408,7 @@ async function readChanges(
   }
   const merge = (listingType: ListingType): TypedColumns => {
     const { ids: typeIds, runs, fresh, freshAt } = plan[listingType];
-    const source = kept.columns[listingType].columns;
+    const source = kept.columns[listingType];
     const columns = {} as Record<NumericColumn, Float64Array>;
     for (const column of NUMERIC_COLUMNS) {
       const out = new Float64Array(typeIds.length);
@@ -422,12 +421,4 @@ async function readChanges(
     return typedColumns(typeIds, columns, fresh);
   };
   return { raw: { rental: merge('rental'), sale: merge('sale') }, order, at, rowsRead: changed.length };
-}
-
-async function highestRevision(db: Kysely<Database>): Promise<number> {
-  const row = await db
-    .selectFrom('listings')
-    .select((eb) => eb.fn.max('revision').as('latest'))
-    .executeTakeFirst();
-  return Number(row?.latest ?? 0);
 }

@@ -36,7 +36,7 @@ const WORKER_OLD_GENERATION_MB = 512;
  * refresh schedule (a search cycle every 4–6 market hours: 4–6 minutes at
  * SIM_SPEED 60), so its rebuilds read only the changes: at the demo's full
  * scale (~560k listings) a rebuild reading every row took 9.5 s of CPU,
- * one reading the changes of a refresh cycle 2.3 s. What is kept meanwhile:
+ * one reading the changes of a refresh cycle 1.5 s. What is kept meanwhile:
  * about 100 MB of typed arrays and 40 MB of ids.
  */
 const IDLE_EXIT_MS = 15 * 60_000;
@@ -84,7 +84,6 @@ export class IndexWorkerClient {
         threadId: message.threadId,
         build: message.build,
         ...(message.carriedFrom ? { carriedFrom: message.carriedFrom } : {}),
-        read: message.read,
       });
     });
     built.catch((error: unknown) => {

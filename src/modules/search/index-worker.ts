@@ -19,7 +19,7 @@ import {
   type PartitionIdentity,
   type PortablePartition,
 } from './active-index.ts';
-import { ColumnsKeeper, type ColumnsRead } from './index-columns.ts';
+import { ColumnsKeeper } from './index-columns.ts';
 
 export interface IndexWorkerInit {
   /** The module the entry shim imports (this file). */
@@ -47,8 +47,6 @@ export type FromIndexWorker =
       build: string;
       /** Its rows mapped to the previous build's on this worker (none after the worker started). */
       carriedFrom?: CarriedFrom;
-      /** Whether it read every listing or the changes since the previous build. */
-      read: ColumnsRead;
     }
   | { type: 'failed'; id: number; error: { name: string; message: string } };
 
@@ -98,7 +96,7 @@ async function main(): Promise<void> {
     }
     const { id, buildings } = message;
     buildPortableIndex(store.db, threadId, { keeper, buildings }).then(
-      ({ index, transfer, read }) => {
+      ({ index, transfer }) => {
         const build = `${threadId}:${++builds}`;
         const identity = {
           rental: identityOf(index.partitions.rental),
@@ -130,7 +128,6 @@ async function main(): Promise<void> {
             threadId: index.threadId,
             build,
             ...(carriedFrom ? { carriedFrom } : {}),
-            read,
           },
           carriedFrom
             ? [carriedFrom.rows.rental.buffer as ArrayBuffer, carriedFrom.rows.sale.buffer as ArrayBuffer]
