@@ -81,6 +81,8 @@ const DIALECT_INDEPENDENT = [
   // dialects in boot.stop.test.ts), and the worker-thread request client (no store).
   'test/start.launcher.test.ts',
   'test/worker.request.test.ts',
+  // The event-loop measurement the stall tests use (this thread's clock; no store).
+  'test/event-loop-activity.test.ts',
 ];
 const postgresPass = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
 

@@ -7,8 +7,10 @@
  * server's — measures how long its event loop is held
  * (`monitorEventLoopDelay`) and how long a liveness ping over real HTTP takes.
  *
- * The bounds are generous for slow, shared CI machines (scheduling noise alone
- * reaches tens of milliseconds there). The same scenario with the jobs on the
+ * The longest hold is the loop's own CPU time (support/event-loop-activity.ts:
+ * preemption on a busy machine does not count); the delay bound is generous
+ * for slow, shared CI machines (scheduling noise alone reaches tens of
+ * milliseconds there). The same scenario with the jobs on the
  * request thread (before the worker) measured, on a loaded 2-core machine: a
  * longest activity of 194 ms and a p99 delay of 101 ms during the backfill,
  * 489 ms and 365 ms during the refresh cycle; with the worker, 13–54 ms and
@@ -17,7 +19,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
@@ -28,6 +29,7 @@ import {
 } from '../src/jobs/refresh/pipeline-state.repository.ts';
 import { WorkerJobs } from '../src/jobs/worker/worker-jobs.ts';
 import type { PeriodicJobStatus } from '../src/platform/jobs/periodic-job.ts';
+import { type LoopActivity, watchEventLoop } from './support/event-loop-activity.ts';
 import { openServerStore, type ServerStore, serverStore } from './support/server-process.ts';
 
 const SCALE = '0.02';
@@ -51,36 +53,19 @@ function startOriginProcess(): { child: ChildProcess; url: Promise<string> } {
   return { child, url };
 }
 
-/** Longest acceptable hold of the event loop by the server's own work, ms. */
+/** Longest acceptable hold of the event loop by the server's own work, ms of CPU time. */
 const MAX_ACTIVE_MS = 120;
 /** Bound on the 99th percentile of event-loop delay, ms (scheduling noise included). */
 const MAX_P99_DELAY_MS = 50;
 
-interface Measurement {
-  /**
-   * Longest run of event-loop activity between two 2 ms timer ticks: the
-   * loop's own work holding it (a descheduled, idle thread on a busy machine
-   * does not count, unlike the delay below).
-   */
-  maxActiveMs: number;
-  /** Longest event-loop delay (includes the machine's scheduling noise). */
-  maxBlockMs: number;
-  p99BlockMs: number;
+interface Measurement extends LoopActivity {
   maxPingMs: number;
   pings: number;
 }
 
-/** Runs `work` while sampling the event loop and pinging /v1/health/live every 5 ms. */
+/** Runs `work` while watching the event loop and pinging /v1/health/live every 5 ms. */
 async function measure(url: string, work: () => Promise<unknown>): Promise<Measurement> {
-  const histogram = monitorEventLoopDelay({ resolution: 2 });
-  histogram.enable();
-  let maxActiveMs = 0;
-  let last = performance.eventLoopUtilization();
-  const sampler = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    maxActiveMs = Math.max(maxActiveMs, now.active - last.active);
-    last = now;
-  }, 2);
+  const watch = watchEventLoop();
   let done = false;
   let maxPingMs = 0;
   let pings = 0;
@@ -94,21 +79,15 @@ async function measure(url: string, work: () => Promise<unknown>): Promise<Measu
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   })();
+  let activity: LoopActivity;
   try {
     await work();
   } finally {
     done = true;
     await pinging;
-    clearInterval(sampler);
-    histogram.disable();
+    activity = watch.stop();
   }
-  return {
-    maxActiveMs,
-    maxBlockMs: histogram.max / 1e6,
-    p99BlockMs: histogram.percentile(99) / 1e6,
-    maxPingMs,
-    pings,
-  };
+  return { ...activity, maxPingMs, pings };
 }
 
 function job(server: RunningServer, name: string): PeriodicJobStatus | undefined {
@@ -177,13 +156,13 @@ describe('background jobs on a serving process', () => {
     expect(search?.lastError).toBeNull();
 
     const line = (m: Measurement) =>
-      `max active ${m.maxActiveMs.toFixed(1)} ms, max delay ${m.maxBlockMs.toFixed(1)} ms, p99 ${m.p99BlockMs.toFixed(1)} ms, ping max ${m.maxPingMs.toFixed(1)} ms (${m.pings} pings)`;
+      `longest hold ${m.maxHeldMs.toFixed(1)} ms on CPU (${m.maxActiveWallMs.toFixed(1)} ms wall), max delay ${m.maxDelayMs.toFixed(1)} ms, p99 ${m.p99DelayMs.toFixed(1)} ms, ping max ${m.maxPingMs.toFixed(1)} ms (${m.pings} pings)`;
     process.stderr.write(`event loop: backfill ${line(backfill)}; refresh cycle ${line(cycle)}\n`);
     expect(backfill.pings).toBeGreaterThan(10);
-    expect(backfill.maxActiveMs).toBeLessThan(MAX_ACTIVE_MS);
-    expect(backfill.p99BlockMs).toBeLessThan(MAX_P99_DELAY_MS);
-    expect(cycle.maxActiveMs).toBeLessThan(MAX_ACTIVE_MS);
-    expect(cycle.p99BlockMs).toBeLessThan(MAX_P99_DELAY_MS);
+    expect(backfill.maxHeldMs).toBeLessThan(MAX_ACTIVE_MS);
+    expect(backfill.p99DelayMs).toBeLessThan(MAX_P99_DELAY_MS);
+    expect(cycle.maxHeldMs).toBeLessThan(MAX_ACTIVE_MS);
+    expect(cycle.p99DelayMs).toBeLessThan(MAX_P99_DELAY_MS);
   }, 240_000);
 
   it('restarts a worker that dies, without failing the process, and serves meanwhile', async () => {
