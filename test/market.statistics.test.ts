@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   distribution,
   MIN_SAMPLE,
   mean,
   median,
+  medianInPlace,
   quantileSorted,
   share,
 } from '../src/modules/market/statistics.ts';
@@ -54,5 +56,29 @@ describe('market statistics', () => {
     expect(share(0, 4)).toEqual({ value: null, n: 4 });
     expect(share(0, 5)).toEqual({ value: 0, n: 5 });
     expect(share(1, 3 * MIN_SAMPLE)).toEqual({ value: 0.0667, n: 15 });
+  });
+
+  it('the in-place median is the sorted median, for any sample (duplicates, ties, even and odd counts)', () => {
+    const samples = fc.oneof(
+      fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 60 }),
+      fc.array(fc.double({ min: -1e7, max: 1e7, noNaN: true }), { maxLength: 300 }),
+      fc.array(fc.constantFrom(1500, 2250.5, 2250.5, 3100, 99), { maxLength: 40 }),
+    );
+    fc.assert(
+      fc.property(samples, (values) => {
+        // Selection does not order -0 before 0 as a sort does: the same number either way.
+        const signless = ({ value, n }: { value: number | null; n: number }) => ({
+          value: value === 0 ? 0 : value,
+          n,
+        });
+        expect(signless(medianInPlace(Float64Array.from(values)))).toEqual(signless(median(values)));
+      }),
+      { numRuns: 2000 },
+    );
+    // Already sorted, reversed and all equal: the pivot's worst cases stay correct.
+    const ramp = Array.from({ length: 1001 }, (_, i) => i);
+    expect(medianInPlace(Float64Array.from(ramp)).value).toBe(500);
+    expect(medianInPlace(Float64Array.from(ramp.reverse())).value).toBe(500);
+    expect(medianInPlace(new Float64Array(1000).fill(7))).toEqual({ value: 7, n: 1000 });
   });
 });

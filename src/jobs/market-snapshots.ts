@@ -27,7 +27,7 @@
  */
 import type { Kysely } from 'kysely';
 import { nyDayNumber } from '../domain/listing.ts';
-import { median } from '../modules/market/statistics.ts';
+import { medianInPlace } from '../modules/market/statistics.ts';
 import { type Clock, DAY_MS, HOUR_MS, isoDate } from '../platform/clock.ts';
 import type { Database, MarketDailySnapshotsTable } from '../platform/db/tables.ts';
 import { type JobEnvironment, type JobProgress, PeriodicJob } from '../platform/jobs/periodic-job.ts';
@@ -60,28 +60,39 @@ export interface RunResult {
   coverage: Coverage | null;
 }
 
-interface HistoryListing {
-  type: 'rental' | 'sale';
-  /** The listing's area and every ancestor. */
-  areas: readonly number[];
-  bucket: number;
-  sqft: number | null;
-  listedAt: number;
-  /** When it left the market (contract or off market); Infinity while on it. */
-  endAt: number;
-  price: number;
-  eventDates: string[];
-  eventPrices: number[];
-}
-
-interface Group {
+/** One (listing type, area, bedroom bucket) a snapshot row describes. */
+interface GroupKey {
   type: 'rental' | 'sale';
   areaId: number;
+  /** 0…4 bedrooms (4 = 4+), or ALL_BUCKET. */
   bucket: number;
-  prices: number[];
-  ppsf: number[];
-  dom: number[];
-  newListings: number;
+}
+
+/**
+ * The listings a chunk reads, in columns (slot i is one listing), with the
+ * snapshot groups each falls in worked out once: a backfill computes 731 days
+ * over ~65,000 listings each, so a day's pass reads typed arrays only, with no
+ * per-day objects, maps or copies.
+ */
+interface HistoryColumns {
+  count: number;
+  listedAt: Float64Array;
+  /** When it left the market (contract or off market); Infinity while on it. */
+  endAt: Float64Array;
+  /** New York day number of listed_at (days on market count NY calendar days). */
+  listedNyDay: Float64Array;
+  price: Float64Array;
+  /** NaN when unknown or not positive. */
+  sqft: Float64Array;
+  /** Listing i's price events, by date, are [eventStart[i], eventStart[i + 1]) of the next two. */
+  eventStart: Int32Array;
+  /** UTC day number of the event's date. */
+  eventDay: Float64Array;
+  eventPrice: Float64Array;
+  /** Listing i's groups are [groupStart[i], groupStart[i + 1]) of groupOf: per area of its chain, its bucket and ALL_BUCKET. */
+  groupStart: Int32Array;
+  groupOf: Int32Array;
+  groups: readonly GroupKey[];
 }
 
 export function addDays(date: string, days: number): string {
@@ -202,17 +213,26 @@ export class MarketSnapshotJob {
         .where('date', '>=', from)
         .where('date', '<=', to)
         .execute();
+    // Rows are written in the primary key's order (type, area, bedrooms, date),
+    // each group's days together: written day by day, a statement of 400 rows
+    // touched ~400 index pages spread over the whole index, and the write-ahead
+    // log took a copy of every one at each commit.
+    const scratch = new DayScratch(listings);
+    const rowsByGroup = listings.groups.map((): MarketDailySnapshotsTable[] => []);
     for (let date = from; date <= to; date = addDays(date, 1)) {
-      const rows = await computeDay(listings, date);
-      for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-        // Idempotent: another node materializing the same days writes the same rows.
-        await this.db
-          .insertInto('market_daily_snapshots')
-          .values(rows.slice(i, i + INSERT_BATCH))
-          .onConflict((oc) => oc.columns(['listing_type', 'area_id', 'bedrooms', 'date']).doNothing())
-          .execute();
-        await yieldToEventLoop();
-      }
+      await computeDay(listings, scratch, date, rowsByGroup);
+    }
+    const rows = groupsInKeyOrder(listings.groups).flatMap(
+      (g) => rowsByGroup[g] as MarketDailySnapshotsTable[],
+    );
+    for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+      // Idempotent: another node materializing the same days writes the same rows.
+      await this.db
+        .insertInto('market_daily_snapshots')
+        .values(rows.slice(i, i + INSERT_BATCH))
+        .onConflict((oc) => oc.columns(['listing_type', 'area_id', 'bedrooms', 'date']).doNothing())
+        .execute();
+      await yieldToEventLoop();
     }
     const values = {
       first_date: coverage.firstDate,
@@ -233,7 +253,7 @@ export class MarketSnapshotJob {
    * up to `to`. Read in pages of HISTORY_PAGE listings (keyset on id), yielding
    * between pages, so no single read holds the connection or the event loop long.
    */
-  private async loadHistory(from: string, to: string): Promise<HistoryListing[]> {
+  private async loadHistory(from: string, to: string): Promise<HistoryColumns> {
     const startIso = `${from}T00:00:00.000Z`;
     const endIso = new Date(Date.parse(`${to}T00:00:00.000Z`) + DAY_MS).toISOString();
     const rows: {
@@ -300,31 +320,90 @@ export class MarketSnapshotJob {
       await yieldToEventLoop();
       if (listings.length < HISTORY_PAGE) break;
     }
-    const chains = new Map<number, number[]>();
-    const chainOf = (areaId: number) => {
-      let chain = chains.get(areaId);
-      if (!chain) {
-        chain = [areaId, ...this.areaTree.ancestors(areaId).map((a) => a.id)];
-        chains.set(areaId, chain);
-      }
-      return chain;
-    };
-    return rows.map((r) => {
-      const ends = [r.contract_at, r.off_market_at].filter((v): v is string => v !== null).map(Date.parse);
-      const history = byListing.get(r.id);
-      return {
-        type: r.listing_type,
-        areas: chainOf(Number(r.area_id)),
-        bucket: Math.min(4, Number(r.bedroom_count)),
-        sqft: r.sqft === null || Number(r.sqft) <= 0 ? null : Number(r.sqft),
-        listedAt: Date.parse(r.listed_at!),
-        endAt: ends.length > 0 ? Math.min(...ends) : Number.POSITIVE_INFINITY,
-        price: Number(r.price),
-        eventDates: history?.dates ?? [],
-        eventPrices: history?.prices ?? [],
-      };
-    });
+    return historyColumns(rows, byListing, this.areaTree);
   }
+}
+
+/** The columns of `rows` (see HistoryColumns), with their price events and groups. */
+function historyColumns(
+  rows: readonly {
+    id: string;
+    listing_type: 'rental' | 'sale';
+    area_id: number;
+    bedroom_count: number;
+    sqft: number | null;
+    price: number;
+    listed_at: string | null;
+    contract_at: string | null;
+    off_market_at: string | null;
+  }[],
+  events: ReadonlyMap<string, { dates: string[]; prices: number[] }>,
+  areaTree: AreaTree,
+): HistoryColumns {
+  const count = rows.length;
+  const columns = {
+    listedAt: new Float64Array(count),
+    endAt: new Float64Array(count),
+    listedNyDay: new Float64Array(count),
+    price: new Float64Array(count),
+    sqft: new Float64Array(count),
+    eventStart: new Int32Array(count + 1),
+    groupStart: new Int32Array(count + 1),
+  };
+  const eventDay: number[] = [];
+  const eventPrice: number[] = [];
+  const groupOf: number[] = [];
+  const groups: GroupKey[] = [];
+  const groupIndex = new Map<number, number>();
+  const groupFor = (type: 'rental' | 'sale', areaId: number, bucket: number) => {
+    // Numeric key: (area, bucket 0–5, type).
+    const key = (areaId * 8 + bucket) * 2 + (type === 'sale' ? 1 : 0);
+    let index = groupIndex.get(key);
+    if (index === undefined) {
+      index = groups.length;
+      groups.push({ type, areaId, bucket });
+      groupIndex.set(key, index);
+    }
+    return index;
+  };
+  const chains = new Map<number, number[]>();
+  const chainOf = (areaId: number) => {
+    let chain = chains.get(areaId);
+    if (!chain) {
+      chain = [areaId, ...areaTree.ancestors(areaId).map((a) => a.id)];
+      chains.set(areaId, chain);
+    }
+    return chain;
+  };
+  for (let i = 0; i < count; i++) {
+    const r = rows[i] as (typeof rows)[number];
+    const listedAt = Date.parse(r.listed_at as string);
+    const ends = [r.contract_at, r.off_market_at].filter((v): v is string => v !== null).map(Date.parse);
+    columns.listedAt[i] = listedAt;
+    columns.endAt[i] = ends.length > 0 ? Math.min(...ends) : Number.POSITIVE_INFINITY;
+    columns.listedNyDay[i] = nyDayNumber(listedAt);
+    columns.price[i] = Number(r.price);
+    columns.sqft[i] = r.sqft === null || Number(r.sqft) <= 0 ? Number.NaN : Number(r.sqft);
+    const history = events.get(r.id);
+    for (let e = 0; e < (history?.dates.length ?? 0); e++) {
+      eventDay.push(Date.parse(`${history?.dates[e]}T00:00:00.000Z`) / DAY_MS);
+      eventPrice.push(history?.prices[e] as number);
+    }
+    columns.eventStart[i + 1] = eventDay.length;
+    const bucket = Math.min(4, Number(r.bedroom_count));
+    for (const areaId of chainOf(Number(r.area_id))) {
+      groupOf.push(groupFor(r.listing_type, areaId, bucket), groupFor(r.listing_type, areaId, ALL_BUCKET));
+    }
+    columns.groupStart[i + 1] = groupOf.length;
+  }
+  return {
+    count,
+    ...columns,
+    eventDay: Float64Array.from(eventDay),
+    eventPrice: Float64Array.from(eventPrice),
+    groupOf: Int32Array.from(groupOf),
+    groups,
+  };
 }
 
 /** How often the snapshot job runs (clock time): each run adds any day completed since. */
@@ -357,78 +436,153 @@ function dayCount(from: string, to: string): number {
   return Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
 }
 
-/** The listing's price as of day `date` (see the module comment). */
-export function priceOn(
-  listing: Pick<HistoryListing, 'eventDates' | 'eventPrices' | 'price'>,
-  date: string,
-): number {
-  let price: number | null = null;
-  for (let i = 0; i < listing.eventDates.length && (listing.eventDates[i] as string) <= date; i++) {
-    price = listing.eventPrices[i] as number;
+/** Listing i's price on UTC day `day` (see the module comment): its latest price event by then, else its price. */
+function priceOnDay(h: HistoryColumns, i: number, day: number): number {
+  let price = h.price[i] as number;
+  for (
+    let e = h.eventStart[i] as number;
+    e < (h.eventStart[i + 1] as number) && (h.eventDay[e] as number) <= day;
+    e++
+  ) {
+    price = h.eventPrice[e] as number;
   }
-  return price ?? listing.price;
+  return price;
 }
 
 /** Listings (and groups) handled between yields to the event loop while computing a day. */
 const YIELD_EVERY = 4096;
 
 /**
- * One day's rows for every (type, area, bucket) with inventory or new listings.
+ * A day's working space for one chunk's listings, reused day after day: per
+ * group counts and fill positions, per listing the day's price, and the
+ * groups' samples laid end to end (each group's run is its own subarray).
+ */
+class DayScratch {
+  readonly inventory: Int32Array;
+  readonly withPpsf: Int32Array;
+  readonly newListings: Int32Array;
+  readonly priceAt: Int32Array;
+  readonly ppsfAt: Int32Array;
+  /** The listing's price on the day; NaN when it was not on the market. */
+  readonly dayPrice: Float64Array;
+  readonly prices: Float64Array;
+  readonly ppsf: Float64Array;
+  readonly dom: Float64Array;
+
+  constructor(h: HistoryColumns) {
+    const groups = h.groups.length;
+    this.inventory = new Int32Array(groups);
+    this.withPpsf = new Int32Array(groups);
+    this.newListings = new Int32Array(groups);
+    this.priceAt = new Int32Array(groups);
+    this.ppsfAt = new Int32Array(groups);
+    this.dayPrice = new Float64Array(h.count);
+    const memberships = h.groupStart[h.count] as number;
+    this.prices = new Float64Array(memberships);
+    this.ppsf = new Float64Array(memberships);
+    this.dom = new Float64Array(memberships);
+  }
+}
+
+/** Indexes of `groups` in the order of the snapshot table's key: listing type, area id, bedroom bucket. */
+function groupsInKeyOrder(groups: readonly GroupKey[]): number[] {
+  const bedrooms = (g: GroupKey) => BEDROOM_BUCKETS[g.bucket] as string;
+  return groups
+    .map((_, index) => index)
+    .sort((a, b) => {
+      const x = groups[a] as GroupKey;
+      const y = groups[b] as GroupKey;
+      if (x.type !== y.type) return x.type < y.type ? -1 : 1;
+      if (x.areaId !== y.areaId) return x.areaId - y.areaId;
+      return bedrooms(x) < bedrooms(y) ? -1 : bedrooms(x) > bedrooms(y) ? 1 : 0;
+    });
+}
+
+/**
+ * One day's rows, appended to `rowsByGroup` by group, for every (type, area,
+ * bucket) with inventory or new listings.
  * Asynchronous only to yield regularly: a backfill in a serving process must
- * not hold the event loop for long.
+ * not hold the event loop for long. Two passes over the listings: the first
+ * counts each group's samples (so each group gets a run of the scratch
+ * arrays), the second writes them; medians are selections within each run.
  */
 async function computeDay(
-  listings: readonly HistoryListing[],
+  h: HistoryColumns,
+  scratch: DayScratch,
   date: string,
-): Promise<MarketDailySnapshotsTable[]> {
+  rowsByGroup: MarketDailySnapshotsTable[][],
+): Promise<void> {
   const dayStart = Date.parse(`${date}T00:00:00.000Z`);
   const dayEnd = dayStart + DAY_MS;
-  const groups = new Map<number, Group>();
-  const groupFor = (type: 'rental' | 'sale', areaId: number, bucket: number) => {
-    // Numeric key: (area, bucket 0–5, type); far cheaper than string keys at full scale.
-    const key = (areaId * 8 + bucket) * 2 + (type === 'sale' ? 1 : 0);
-    let group = groups.get(key);
-    if (!group) {
-      group = { type, areaId, bucket, prices: [], ppsf: [], dom: [], newListings: 0 };
-      groups.set(key, group);
-    }
-    return group;
-  };
-  for (let i = 0; i < listings.length; i++) {
+  const day = dayStart / DAY_MS;
+  // New York calendar days (domain rule), observed at the end of day d.
+  const nyDayObserved = nyDayNumber(dayEnd - 1);
+  const { inventory, withPpsf, newListings, priceAt, ppsfAt, dayPrice } = scratch;
+  inventory.fill(0);
+  withPpsf.fill(0);
+  newListings.fill(0);
+  for (let i = 0; i < h.count; i++) {
     if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
-    const l = listings[i] as HistoryListing;
-    const active = l.listedAt < dayEnd && l.endAt >= dayEnd;
-    const isNew = l.listedAt >= dayStart && l.listedAt < dayEnd;
+    const listedAt = h.listedAt[i] as number;
+    const active = listedAt < dayEnd && (h.endAt[i] as number) >= dayEnd;
+    const isNew = listedAt >= dayStart && listedAt < dayEnd;
+    dayPrice[i] = active ? priceOnDay(h, i, day) : Number.NaN;
     if (!active && !isNew) continue;
-    const price = active ? priceOn(l, date) : 0;
-    const ppsf = active && l.sqft !== null ? Math.round((price / l.sqft) * 100) / 100 : null;
-    // New York calendar days (domain rule), observed at the end of day d.
-    const dom = Math.max(0, nyDayNumber(dayEnd - 1) - nyDayNumber(l.listedAt));
-    for (const areaId of l.areas) {
-      for (const bucket of [l.bucket, ALL_BUCKET]) {
-        const group = groupFor(l.type, areaId, bucket);
-        if (isNew) group.newListings++;
-        if (!active) continue;
-        group.prices.push(price);
-        if (ppsf !== null) group.ppsf.push(ppsf);
-        group.dom.push(dom);
+    const hasPpsf = active && !Number.isNaN(h.sqft[i] as number);
+    for (let k = h.groupStart[i] as number; k < (h.groupStart[i + 1] as number); k++) {
+      const g = h.groupOf[k] as number;
+      if (isNew) newListings[g] = (newListings[g] as number) + 1;
+      if (!active) continue;
+      inventory[g] = (inventory[g] as number) + 1;
+      if (hasPpsf) withPpsf[g] = (withPpsf[g] as number) + 1;
+    }
+  }
+  let priceEnd = 0;
+  let ppsfEnd = 0;
+  for (let g = 0; g < h.groups.length; g++) {
+    priceAt[g] = priceEnd;
+    ppsfAt[g] = ppsfEnd;
+    priceEnd += inventory[g] as number;
+    ppsfEnd += withPpsf[g] as number;
+  }
+  const { prices, ppsf, dom } = scratch;
+  for (let i = 0; i < h.count; i++) {
+    if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+    const price = dayPrice[i] as number;
+    if (Number.isNaN(price)) continue;
+    const sqft = h.sqft[i] as number;
+    const pricePerSqft = Number.isNaN(sqft) ? Number.NaN : Math.round((price / sqft) * 100) / 100;
+    const days = Math.max(0, nyDayObserved - (h.listedNyDay[i] as number));
+    for (let k = h.groupStart[i] as number; k < (h.groupStart[i + 1] as number); k++) {
+      const g = h.groupOf[k] as number;
+      const at = priceAt[g] as number;
+      prices[at] = price;
+      dom[at] = days;
+      priceAt[g] = at + 1;
+      if (!Number.isNaN(pricePerSqft)) {
+        ppsf[ppsfAt[g] as number] = pricePerSqft;
+        ppsfAt[g] = (ppsfAt[g] as number) + 1;
       }
     }
   }
-  const rows: MarketDailySnapshotsTable[] = [];
-  let handled = 0;
-  for (const g of groups.values()) {
-    if (++handled % 256 === 0) await yieldToEventLoop();
-    const medianPrice = median(g.prices);
-    const medianPpsf = median(g.ppsf);
-    const medianDom = median(g.dom);
-    rows.push({
-      listing_type: g.type,
-      area_id: g.areaId,
-      bedrooms: BEDROOM_BUCKETS[g.bucket] as string,
+  // Each fill position now stands at the end of its group's run.
+  for (let g = 0; g < h.groups.length; g++) {
+    if (g % 256 === 255) await yieldToEventLoop();
+    const n = inventory[g] as number;
+    if (n === 0 && newListings[g] === 0) continue;
+    const priceEndOfRun = priceAt[g] as number;
+    const ppsfEndOfRun = ppsfAt[g] as number;
+    const medianPrice = medianInPlace(prices.subarray(priceEndOfRun - n, priceEndOfRun));
+    const medianPpsf = medianInPlace(ppsf.subarray(ppsfEndOfRun - (withPpsf[g] as number), ppsfEndOfRun));
+    const medianDom = medianInPlace(dom.subarray(priceEndOfRun - n, priceEndOfRun));
+    const group = h.groups[g] as GroupKey;
+    rowsByGroup[g]?.push({
+      listing_type: group.type,
+      area_id: group.areaId,
+      bedrooms: BEDROOM_BUCKETS[group.bucket] as string,
       date,
-      inventory: g.prices.length,
-      new_listings: g.newListings,
+      inventory: n,
+      new_listings: newListings[g] as number,
       median_price: medianPrice.value,
       price_n: medianPrice.n,
       median_price_per_sqft: medianPpsf.value,
@@ -437,5 +591,4 @@ async function computeDay(
       days_on_market_n: medianDom.n,
     });
   }
-  return rows;
 }
