@@ -60,6 +60,19 @@ export interface RunResult {
   coverage: Coverage | null;
 }
 
+/** The columns of a listing the history reads. */
+interface HistoryRow {
+  id: string;
+  listing_type: 'rental' | 'sale';
+  area_id: number;
+  bedroom_count: number;
+  sqft: number | null;
+  price: number;
+  listed_at: string | null;
+  contract_at: string | null;
+  off_market_at: string | null;
+}
+
 /** One (listing type, area, bedroom bucket) a snapshot row describes. */
 interface GroupKey {
   type: 'rental' | 'sale';
@@ -256,17 +269,7 @@ export class MarketSnapshotJob {
   private async loadHistory(from: string, to: string): Promise<HistoryColumns> {
     const startIso = `${from}T00:00:00.000Z`;
     const endIso = new Date(Date.parse(`${to}T00:00:00.000Z`) + DAY_MS).toISOString();
-    const rows: {
-      id: string;
-      listing_type: 'rental' | 'sale';
-      area_id: number;
-      bedroom_count: number;
-      sqft: number | null;
-      price: number;
-      listed_at: string | null;
-      contract_at: string | null;
-      off_market_at: string | null;
-    }[] = [];
+    const rows: HistoryRow[] = [];
     const byListing = new Map<string, { dates: string[]; prices: number[] }>();
     let after: string | null = null;
     for (;;) {
@@ -326,17 +329,7 @@ export class MarketSnapshotJob {
 
 /** The columns of `rows` (see HistoryColumns), with their price events and groups. */
 function historyColumns(
-  rows: readonly {
-    id: string;
-    listing_type: 'rental' | 'sale';
-    area_id: number;
-    bedroom_count: number;
-    sqft: number | null;
-    price: number;
-    listed_at: string | null;
-    contract_at: string | null;
-    off_market_at: string | null;
-  }[],
+  rows: readonly HistoryRow[],
   events: ReadonlyMap<string, { dates: string[]; prices: number[] }>,
   areaTree: AreaTree,
 ): HistoryColumns {
@@ -376,7 +369,7 @@ function historyColumns(
     return chain;
   };
   for (let i = 0; i < count; i++) {
-    const r = rows[i] as (typeof rows)[number];
+    const r = rows[i] as HistoryRow;
     const listedAt = Date.parse(r.listed_at as string);
     const ends = [r.contract_at, r.off_market_at].filter((v): v is string => v !== null).map(Date.parse);
     columns.listedAt[i] = listedAt;
