@@ -86,6 +86,38 @@ function keywordsClash(siblings: SchemaNode, branch: SchemaNode): boolean {
   return Object.keys(branch).some((keyword) => keyword !== 'description' && keyword in siblings);
 }
 
+/**
+ * The entries of `shared` that `root` refers to by `$ref` (an id, with or
+ * without a fragment), directly or through each other; `rootId`, the root's
+ * own id, is not among them. Undefined when there are none.
+ */
+function referencedSchemas(
+  root: unknown,
+  shared: Readonly<Record<string, unknown>>,
+  rootId: unknown,
+): Record<string, unknown> | undefined {
+  const found: Record<string, unknown> = {};
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (Array.isArray(value)) {
+      pending.push(...value);
+      continue;
+    }
+    if (!isNode(value)) continue;
+    for (const [keyword, child] of Object.entries(value)) {
+      if (keyword === '$ref' && typeof child === 'string') {
+        const id = child.split('#')[0] as string;
+        if (id !== '' && id !== rootId && id in shared && !(id in found)) {
+          found[id] = shared[id];
+          pending.push(shared[id]);
+        }
+      } else if (typeof child === 'object' && child !== null) pending.push(child);
+    }
+  }
+  return Object.keys(found).length > 0 ? found : undefined;
+}
+
 type Serialize = (data: unknown) => string;
 /** fast-json-stringify's build, as called here (its declared overloads are by schema shape). */
 const buildSerializer = fastJsonStringify as unknown as (
@@ -112,10 +144,13 @@ export function buildResponseSerializer(
     const own = serializerSchema(schema);
     // As Fastify's factory: a route schema that is itself a shared one is not given twice.
     const ownId = isNode(own) ? own.$id : undefined;
-    const others =
-      shared && typeof ownId === 'string' && ownId in shared
-        ? Object.fromEntries(Object.entries(shared).filter(([id]) => id !== ownId))
-        : shared;
+    // Only the shared schemas this one refers to, directly or through others:
+    // fast-json-stringify checks each schema it is given against the JSON
+    // Schema meta-schema on every build, and all of them for each of the
+    // routes' responses held the starting node's event loop for 2–3 s (a
+    // kept-alive client polling its health meanwhile was reset). A schema
+    // nothing refers to cannot change what a serializer writes.
+    const others = shared ? referencedSchemas(own, shared, ownId) : undefined;
     return buildSerializer(own, { ...serializerOptions, ...(others ? { schema: others } : {}) });
   };
 }
