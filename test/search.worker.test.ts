@@ -91,6 +91,24 @@ const criteriaArb = (areaIds: number[]): fc.Arbitrary<SearchCriteria> =>
     // The service admits DISTANCE only with `near`.
     .map((c) => ({ ...c, sort: c.sort === 'DISTANCE' && !c.geo?.near ? 'PRICE' : c.sort, now: TEST_NOW }));
 
+/** A search service over the shared store whose index is built by `builder` (the index worker unless given). */
+async function workerSearchService(
+  clock: ManualClock,
+  builder: IndexWorkerClient = new IndexWorkerClient(store.shared!, log),
+  dataVersion = new DataVersion(store.db, clock),
+): Promise<SearchService> {
+  return new SearchService(
+    store.db,
+    store.dialect,
+    new AreaTree(await listAreas(store.db)),
+    clock,
+    dataVersion,
+    new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000),
+    true,
+    builder,
+  );
+}
+
 describe('search index built on the worker', () => {
   it('is built on another thread and answers every search exactly as the in-process build', async () => {
     expect(store.shared).not.toBeNull();
@@ -170,16 +188,7 @@ describe('search index built on the worker', () => {
   it('after a rebuild on the worker, serves the summaries it kept for unchanged listings and renders a changed one again', async () => {
     const clock = new ManualClock(TEST_NOW);
     const dataVersion = new DataVersion(store.db, clock);
-    const service = new SearchService(
-      store.db,
-      store.dialect,
-      new AreaTree(await listAreas(store.db)),
-      clock,
-      dataVersion,
-      new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000),
-      true,
-      new IndexWorkerClient(store.shared!, log),
-    );
+    const service = await workerSearchService(clock, undefined, dataVersion);
     const byId = (items: readonly Buffer[]) =>
       new Map(items.map((item) => [(JSON.parse(String(item)) as { id: string }).id, item]));
     try {
@@ -222,30 +231,35 @@ describe('search index built on the worker', () => {
     }
   }, 120_000);
 
+  it('answers searches that render the same summaries at once with one summary each, the one kept for the index', async () => {
+    const clock = new ManualClock(TEST_NOW);
+    const service = await workerSearchService(clock);
+    try {
+      await service.warm();
+      // Sales, most expensive first: the warm-up starts from the cheapest rentals, so these are rendered here.
+      const criteria = service.toCriteria('sale', { sort: 'PRICE', sortDir: 'DESC' });
+      const [a, b] = await Promise.all([
+        service.search(criteria, 1, 20, 'd1'),
+        service.search(criteria, 1, 20, 'd1'),
+      ]);
+      expect(a.items.length).toBe(20);
+      for (const [i, item] of a.items.entries()) expect(item).toBe(b.items[i]);
+      const again = await service.search(criteria, 1, 20, 'd1');
+      for (const [i, item] of again.items.entries()) expect(item).toBe(a.items[i]);
+    } finally {
+      await service.close();
+    }
+  }, 120_000);
+
   it('serves from the worker-built index, and from an in-process build when the worker cannot build', async () => {
     const clock = new ManualClock(TEST_NOW);
-    const areaTree = new AreaTree(await listAreas(store.db));
-    const service = (builder: IndexWorkerClient) => {
-      const dataVersion = new DataVersion(store.db, clock);
-      const freshness = new FreshnessPolicy(noUpstream, dataVersion, clock, 1_000);
-      return new SearchService(
-        store.db,
-        store.dialect,
-        areaTree,
-        clock,
-        dataVersion,
-        freshness,
-        true,
-        builder,
-      );
-    };
     // The worker opens a store that is not there (a path under a file): every build fails.
     const broken = new IndexWorkerClient(
       { ...store.shared!, dialect: 'sqlite', databaseUrl: 'sqlite:/dev/null/stoop.sqlite' },
       log,
     );
-    const working = service(new IndexWorkerClient(store.shared!, log));
-    const fallback = service(broken);
+    const working = await workerSearchService(clock);
+    const fallback = await workerSearchService(clock, broken);
     try {
       await working.warm();
       await fallback.warm();

@@ -637,10 +637,17 @@ export class SearchService {
     if (missing.length === 0) return found;
     const fresh = await this.renderSummaries(missing, now);
     missing.forEach((id, m) => {
-      const entry = fresh.get(id);
-      if (!entry) return;
       const i = missingRows[m]!;
       const row = rows[i]!;
+      // A render that finished first (a search or the warm-up, reading the same index) is kept: every reader of
+      // a row then shares one summary, and the ones kept for the next index are the ones already served.
+      const first = kept[row];
+      if (first !== undefined && first.validUntil > nowMs) {
+        found[i] = first;
+        return;
+      }
+      const entry = fresh.get(id);
+      if (!entry) return;
       found[i] = entry;
       if (kept[row] === undefined) memo.size++;
       kept[row] = entry;
