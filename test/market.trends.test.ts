@@ -244,4 +244,52 @@ describe('market trends', () => {
     expect(body.data.points[0]!.value).toBeNull();
     expect(body.meta.warnings.join(' ')).toMatch(/cover/);
   });
+
+  it('replaces what an interrupted run left of days it had not recorded as covered', async () => {
+    // What a run stopped mid-chunk leaves: rows for the next day, which coverage does not include yet —
+    // one for a group that day has (area 100's rentals), and one for a group it has none for.
+    const day = '2026-11-04';
+    const stale = {
+      date: day,
+      inventory: 999_999,
+      new_listings: 0,
+      median_price: 1,
+      price_n: 1,
+      median_price_per_sqft: null,
+      price_per_sqft_n: 0,
+      median_days_on_market: null,
+      days_on_market_n: 0,
+    };
+    const written = new Set(
+      (
+        await t.store.db
+          .selectFrom('market_daily_snapshots')
+          .select('area_id')
+          .distinct()
+          .where('listing_type', '=', 'sale')
+          .where('bedrooms', '=', '4')
+          .execute()
+      ).map((row) => row.area_id),
+    );
+    const quiet = t.ctx.areaTree.records.find((area) => !written.has(area.id));
+    expect(quiet).toBeDefined();
+    const emptyGroup = { listing_type: 'sale', area_id: quiet!.id, bedrooms: '4' } as const;
+    await t.store.db
+      .insertInto('market_daily_snapshots')
+      .values([
+        { listing_type: 'rental', area_id: 100, bedrooms: 'all', ...stale },
+        { ...emptyGroup, ...stale },
+      ])
+      .execute();
+    t.clock.advance(DAY_MS);
+    expect((await job.run()).days).toBe(1);
+    await expectMatchesOracle(day, day);
+    const left = await t.store.db
+      .selectFrom('market_daily_snapshots')
+      .select(['area_id', 'inventory'])
+      .where('date', '=', day)
+      .where('inventory', '=', 999_999)
+      .execute();
+    expect(left).toEqual([]);
+  });
 });
