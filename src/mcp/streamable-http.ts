@@ -86,7 +86,11 @@ export function acceptMessages(
     }
     messages.push(parsed.data);
   }
-  const initializing = messages.some(isInitializeRequest);
+  // The method first: the SDK's check is a schema parse, and building a failed parse's issues for every
+  // other message was a visible part of a tool call's work.
+  const initializing = messages.some(
+    (message) => 'method' in message && message.method === 'initialize' && isInitializeRequest(message),
+  );
   if (initializing && messages.length > 1) {
     return {
       status: 400,
