@@ -94,8 +94,10 @@ const criteriaArb = (areaIds: number[]): fc.Arbitrary<SearchCriteria> =>
 /** A search service over the shared store whose index is built by `builder` (the index worker unless given). */
 async function workerSearchService(
   clock: ManualClock,
-  builder: IndexWorkerClient = new IndexWorkerClient(store.shared!, log),
-  dataVersion = new DataVersion(store.db, clock),
+  {
+    builder = new IndexWorkerClient(store.shared!, log),
+    dataVersion = new DataVersion(store.db, clock),
+  }: { builder?: IndexWorkerClient; dataVersion?: DataVersion } = {},
 ): Promise<SearchService> {
   return new SearchService(
     store.db,
@@ -188,7 +190,7 @@ describe('search index built on the worker', () => {
   it('after a rebuild on the worker, serves the summaries it kept for unchanged listings and renders a changed one again', async () => {
     const clock = new ManualClock(TEST_NOW);
     const dataVersion = new DataVersion(store.db, clock);
-    const service = await workerSearchService(clock, undefined, dataVersion);
+    const service = await workerSearchService(clock, { dataVersion });
     const byId = (items: readonly Buffer[]) =>
       new Map(items.map((item) => [(JSON.parse(String(item)) as { id: string }).id, item]));
     try {
@@ -259,7 +261,7 @@ describe('search index built on the worker', () => {
       log,
     );
     const working = await workerSearchService(clock);
-    const fallback = await workerSearchService(clock, broken);
+    const fallback = await workerSearchService(clock, { builder: broken });
     try {
       await working.warm();
       await fallback.warm();
