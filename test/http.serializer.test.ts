@@ -195,6 +195,22 @@ describe('buildResponseSerializer', () => {
     for (const { value } of examples) expect(mine(value)).toBe(plain(value));
   });
 
+  it('reuses a serializer built for the same schema objects and options, and only then', () => {
+    const Price = { $id: 'Price', type: 'object', properties: { amount: { type: 'integer' } } };
+    const route = { type: 'object', properties: { price: { $ref: 'Price' } } };
+    const first = buildResponseSerializer({ Price })({ schema: route });
+    // Another app over the same objects (the harness builds one per test file in one process).
+    expect(buildResponseSerializer({ Price })({ schema: route })).toBe(first);
+    // The same id naming another object: a serializer of its own, which writes that object's fields.
+    const Renamed = { $id: 'Price', type: 'object', properties: { cents: { type: 'integer' } } };
+    const other = buildResponseSerializer({ Price: Renamed })({ schema: route });
+    expect(other).not.toBe(first);
+    expect(other({ price: { amount: 5, cents: 500 } })).toBe('{"price":{"cents":500}}');
+    expect(first({ price: { amount: 5, cents: 500 } })).toBe('{"price":{"amount":5}}');
+    // Other serializer options, another build.
+    expect(buildResponseSerializer({ Price }, { rounding: 'floor' })({ schema: route })).not.toBe(first);
+  });
+
   it('still refuses a value of a type its schema does not allow', () => {
     const ours = buildResponseSerializer({});
     const serialize = ours({

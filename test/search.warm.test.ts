@@ -11,7 +11,8 @@ import { createTestApp, getJson, TEST_NOW, type TestApp } from './support/app.ts
  */
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ scale: 0.02 });
+  // On PostgreSQL the index swaps arrive from the index worker, as in a deployment.
+  t = await createTestApp({ scale: 0.02, workerThreads: true });
 });
 afterAll(async () => {
   await t?.close();

@@ -14,7 +14,7 @@ import { openStore, type Store } from '../src/platform/db/database.ts';
 import { migrateToLatest } from '../src/platform/db/migrate.ts';
 import { syncAreas } from '../src/reference/areas-store.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
-import { TEST_DIALECT, testSchemaName } from './support/store.ts';
+import { onThisThread, TEST_DIALECT, testSchemaName } from './support/store.ts';
 import {
   type Answer,
   appendTestEvents,
@@ -400,7 +400,7 @@ describe('durability', () => {
       let store = await durable.open();
       await migrateToLatest(store);
       await syncAreas(store);
-      let composition = await compose({ config, store, wallClock: clock });
+      let composition = await compose({ config, store: onThisThread(store), wallClock: clock });
       const hook = await composition.services.webhooks.create('durable', {
         url: rx.url,
         events: ['listing.created'],
@@ -428,7 +428,7 @@ describe('durability', () => {
       expect(rx.received).toHaveLength(0);
 
       store = await durable.open();
-      composition = await compose({ config, store, wallClock: clock });
+      composition = await compose({ config, store: onThisThread(store), wallClock: clock });
       await composition.services.webhookDelivery.drain();
       expect(rx.received).toHaveLength(7);
       // The dead worker's claim lapses, then its delivery goes too.
@@ -461,7 +461,12 @@ describe('durability', () => {
         }
         stores.push(store);
         compositions.push(
-          await compose({ config, store, wallClock: clock, webhookDelivery: { pollMs: 20 } }),
+          await compose({
+            config,
+            store: onThisThread(store),
+            wallClock: clock,
+            webhookDelivery: { pollMs: 20 },
+          }),
         );
       }
       const first = compositions[0]!.services;

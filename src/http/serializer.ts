@@ -126,6 +126,41 @@ const buildSerializer = fastJsonStringify as unknown as (
 ) => Serialize;
 
 /**
+ * Serializers already built in this process, by the route schema object, then
+ * by what else went into the build (options, and which object each referenced
+ * shared schema was). Building them was most of an app's start (about 0.2 s of
+ * CPU for the routes' responses); a process that builds the app again over the
+ * same schema objects (the test harness builds one per test file, vitest runs
+ * many files in one process) reuses them. fast-json-stringify's functions are
+ * pure: the same schemas and options give the same serializer.
+ */
+const builtSerializers = new WeakMap<object, Map<string, Serialize>>();
+/** The serializer forms of schema objects (`serializerSchema` is pure, and schemas are not mutated). */
+const serializerForms = new WeakMap<object, unknown>();
+/** A number per schema object, for keys that say which objects a build read. */
+const schemaObjectIds = new WeakMap<object, number>();
+let lastSchemaObjectId = 0;
+
+function serializerFormOf(schema: unknown): unknown {
+  if (!isNode(schema)) return serializerSchema(schema);
+  let form = serializerForms.get(schema);
+  if (form === undefined) {
+    form = serializerSchema(schema);
+    serializerForms.set(schema, form);
+  }
+  return form;
+}
+
+function schemaObjectId(schema: object): number {
+  let id = schemaObjectIds.get(schema);
+  if (id === undefined) {
+    id = ++lastSchemaObjectId;
+    schemaObjectIds.set(schema, id);
+  }
+  return id;
+}
+
+/**
  * The HTTP server's response serializer factory
  * (`schemaController.compilersFactory.buildSerializer`): fast-json-stringify,
  * as Fastify's own factory calls it, over `serializerSchema` forms of the
@@ -135,13 +170,15 @@ export function buildResponseSerializer(
   externalSchemas?: unknown,
   serializerOptions?: object,
 ): (route: { schema?: unknown }) => Serialize {
+  const originals: Readonly<Record<string, unknown>> = isNode(externalSchemas) ? externalSchemas : {};
   const shared = isNode(externalSchemas)
     ? Object.fromEntries(
-        Object.entries(externalSchemas).map(([id, schema]) => [id, serializerSchema(schema)]),
+        Object.entries(externalSchemas).map(([id, schema]) => [id, serializerFormOf(schema)]),
       )
     : undefined;
+  const optionsKey = JSON.stringify(serializerOptions ?? {});
   return ({ schema }) => {
-    const own = serializerSchema(schema);
+    const own = serializerFormOf(schema);
     // As Fastify's factory: a route schema that is itself a shared one is not given twice.
     const ownId = isNode(own) ? own.$id : undefined;
     // Only the shared schemas this one refers to, directly or through others:
@@ -151,6 +188,25 @@ export function buildResponseSerializer(
     // kept-alive client polling its health meanwhile was reset). A schema
     // nothing refers to cannot change what a serializer writes.
     const others = shared ? referencedSchemas(own, shared, ownId) : undefined;
-    return buildSerializer(own, { ...serializerOptions, ...(others ? { schema: others } : {}) });
+    const build = () => buildSerializer(own, { ...serializerOptions, ...(others ? { schema: others } : {}) });
+    if (!isNode(schema)) return build();
+    const key = `${optionsKey}|${Object.keys(others ?? {})
+      .sort()
+      .map((id) => {
+        const original = originals[id];
+        return `${id}=${isNode(original) ? schemaObjectId(original) : 'none'}`;
+      })
+      .join(',')}`;
+    let builds = builtSerializers.get(schema);
+    if (builds === undefined) {
+      builds = new Map();
+      builtSerializers.set(schema, builds);
+    }
+    let serialize = builds.get(key);
+    if (serialize === undefined) {
+      serialize = build();
+      builds.set(key, serialize);
+    }
+    return serialize;
   };
 }

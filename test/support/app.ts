@@ -10,7 +10,7 @@ import { type Clock, ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
 import { dropRedisNamespace, isolatedLimitsEnv } from './server-process.ts';
-import { createTestStore, TEST_DIALECT } from './store.ts';
+import { createTestStore, onThisThread, TEST_DIALECT } from './store.ts';
 
 /** The instant every test market is generated at and the test clock starts from. */
 export const TEST_NOW = new Date('2026-11-01T15:00:00.000Z');
@@ -58,6 +58,12 @@ export interface TestAppOptions {
   refresher?: RefreshPort | ((parts: RefresherParts) => RefreshPort);
   /** A market clock apart from the wall clock (e.g. a fast one over it); default: the wall clock itself. */
   marketClock?: (wall: ManualClock) => Clock;
+  /**
+   * Index builds and market figures on worker threads, as a deployment over a
+   * shared store runs them (PostgreSQL only: an in-memory SQLite store has
+   * none). Default: on this thread (`onThisThread`).
+   */
+  workerThreads?: boolean;
 }
 
 /**
@@ -88,7 +94,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const ownNamespace = options.env?.REDIS_PREFIX === undefined ? `stoop-test:${randomUUID()}` : undefined;
   const composition = await compose({
     config,
-    store,
+    store: options.workerThreads ? store : onThisThread(store),
     wallClock: clock,
     marketClock: options.marketClock?.(clock) ?? clock,
     limitsNamespace: ownNamespace ?? config.redisPrefix,

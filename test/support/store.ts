@@ -45,6 +45,21 @@ export async function createTestStore(): Promise<Store> {
 }
 
 /**
+ * The store as composition sees one no other thread can open: the search
+ * index builds and the market figures then run on this thread
+ * (`InProcessMarketEngine`, the index builder in-process), as they do over the
+ * in-memory SQLite store of the first pass, whatever the dialect. A
+ * PostgreSQL store is otherwise shared with two worker threads per app, each
+ * loading the service's modules and its own rows: about 3 s of CPU for every
+ * test app, a third of the PostgreSQL pass, for paths whose output is the
+ * same. The workers have tests of their own on both dialects
+ * (search.worker, market.worker, jobs.event-loop and the server-process tests).
+ */
+export function onThisThread(store: Store): Store {
+  return { ...store, shared: null };
+}
+
+/**
  * A fresh, migrated store another thread can open (worker tests): a SQLite
  * file in a temporary directory (the usual test store is in memory), or a
  * PostgreSQL test schema. `dispose` closes it and removes the file.
