@@ -6,9 +6,9 @@ const STALE_AFTER_S = 6 * 3600;
 
 /**
  * PostgreSQL test schemas (`t_<run>_…`, see testSchemaName) are dropped after
- * the run that made them, never while test files run: Kysely's migrator
- * introspects every schema in the database, and a schema dropped under it by
- * another test file makes that introspection fail. Runs going on at the same
+ * the run that made them, never while test files run (a test may still hold
+ * a store it made; the stores' introspection reads only their own schema, see
+ * src/platform/db/current-schema-introspector.ts). Runs going on at the same
  * time against the same database keep their own schemas; leftovers of runs
  * older than STALE_AFTER_S are removed at the next start.
  */

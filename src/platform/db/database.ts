@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import {
   type Driver,
   Kysely,
+  type Dialect as KyselyDialect,
   type PostgresCursor,
   PostgresDialect,
   type PostgresPool,
@@ -14,6 +15,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../config.ts';
+import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
 import {
   DatabaseUnavailableError,
   describeStoreFailure,
@@ -260,7 +262,9 @@ async function openPostgres(
   pool.on('connect', (client) => client.on('error', reportLost));
   const db = new Kysely<Database>({
     dialect: guardedDialect(
-      new PostgresDialect({ pool: abandoningTimedOutConnections(pool, location, queryTimeoutMs) }),
+      currentSchemaOnly(
+        new PostgresDialect({ pool: abandoningTimedOutConnections(pool, location, queryTimeoutMs) }),
+      ),
       availability,
     ),
   });
@@ -341,4 +345,14 @@ class DeadlineClient implements PostgresPoolClient {
     // An error tells the pool to close the connection instead of reusing it.
     this.client.release(this.abandoned);
   }
+}
+
+/** `dialect` with its introspection limited to the connection's own schema (./current-schema-introspector.ts). */
+function currentSchemaOnly(dialect: KyselyDialect): KyselyDialect {
+  return {
+    createDriver: () => dialect.createDriver(),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createAdapter: () => dialect.createAdapter(),
+    createIntrospector: (db) => new CurrentSchemaIntrospector(db, dialect.createIntrospector(db)),
+  };
 }
