@@ -2,9 +2,9 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import {
+  type DatabaseIntrospector,
   type Driver,
   Kysely,
-  type Dialect as KyselyDialect,
   type PostgresCursor,
   PostgresDialect,
   type PostgresPool,
@@ -200,6 +200,13 @@ function openSqliteConnection(
   return connection;
 }
 
+/** Kysely's PostgreSQL dialect, its introspection limited to the connection's own schema (./current-schema-introspector.ts). */
+class PostgresStoreDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db, super.createIntrospector(db));
+  }
+}
+
 /** Kysely's SQLite dialect (compiler, adapter, introspector) over the store's own driver. */
 class SqliteStoreDialect extends SqliteDialect {
   constructor(private readonly connections: SqliteConnections) {
@@ -262,9 +269,7 @@ async function openPostgres(
   pool.on('connect', (client) => client.on('error', reportLost));
   const db = new Kysely<Database>({
     dialect: guardedDialect(
-      currentSchemaOnly(
-        new PostgresDialect({ pool: abandoningTimedOutConnections(pool, location, queryTimeoutMs) }),
-      ),
+      new PostgresStoreDialect({ pool: abandoningTimedOutConnections(pool, location, queryTimeoutMs) }),
       availability,
     ),
   });
@@ -345,14 +350,4 @@ class DeadlineClient implements PostgresPoolClient {
     // An error tells the pool to close the connection instead of reusing it.
     this.client.release(this.abandoned);
   }
-}
-
-/** `dialect` with its introspection limited to the connection's own schema (./current-schema-introspector.ts). */
-function currentSchemaOnly(dialect: KyselyDialect): KyselyDialect {
-  return {
-    createDriver: () => dialect.createDriver(),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createAdapter: () => dialect.createAdapter(),
-    createIntrospector: (db) => new CurrentSchemaIntrospector(db, dialect.createIntrospector(db)),
-  };
 }
