@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { buildApp, compose, type RefresherParts, type Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
-import { loadDemoMarket } from '../../src/demo/market/load.ts';
 import { TIERS } from '../../src/domain/tiers.ts';
 import type { HttpApp } from '../../src/http/server.ts';
 import type { RefreshPort } from '../../src/modules/freshness/refresh-port.ts';
 import { type Clock, ManualClock } from '../../src/platform/clock.ts';
 import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
+import { loadDemoMarketFromTemplate } from './demo-template.ts';
 import { dropRedisNamespace, isolatedLimitsEnv } from './server-process.ts';
 import { createTestStore, onThisThread, TEST_DIALECT } from './store.ts';
 
@@ -68,14 +68,16 @@ export interface TestAppOptions {
 
 /**
  * One harness for route tests: a fresh store on the dialect under test, the
- * area tree, optionally a small demo market, the app listening on a random
+ * area tree, optionally a small demo market (the loader's rows, copied from
+ * a template: ./demo-template.ts), the app listening on a random
  * loopback port, and a manual clock set to TEST_NOW.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const store = await createTestStore();
-  await syncAreas(store);
   const scale = options.scale ?? 0.02;
-  if (scale > 0) await loadDemoMarket(store, { seed: options.seed ?? TEST_SEED, scale, now: TEST_NOW });
+  if (scale > 0)
+    await loadDemoMarketFromTemplate(store, { seed: options.seed ?? TEST_SEED, scale, now: TEST_NOW });
+  else await syncAreas(store);
   const clock = new ManualClock(TEST_NOW);
   const config = loadConfig({
     HOST: '127.0.0.1',
