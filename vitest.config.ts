@@ -76,6 +76,8 @@ const DIALECT_INDEPENDENT = [
   // The CLIs' arguments and output; the key and import storage they call runs on both dialects
   // in keys.*.test.ts and opendata.import.*.test.ts.
   'test/keys.cli.test.ts',
+  // What a CLI command's start-up loads (module graph only).
+  'test/cli.startup.test.ts',
   'test/opendata.cli.test.ts',
   // The launchers and signals (process-level; how a stopped start closes its store runs on both
   // dialects in boot.stop.test.ts), and the worker-thread request client (no store).

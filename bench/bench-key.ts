@@ -1,8 +1,8 @@
-import { openPreparedStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Tier } from '../src/domain/tiers.ts';
 import { LocalSubscriptionProvider, type SubscriptionProvider } from '../src/modules/keys/subscriptions.ts';
 import { systemClock } from '../src/platform/clock.ts';
+import { openPreparedStore } from '../src/prepared-store.ts';
 import type { BenchConfig } from './config.ts';
 
 /**

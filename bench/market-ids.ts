@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { openConfiguredStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
+import { openConfiguredStore } from '../src/prepared-store.ts';
 import type { BenchConfig } from './config.ts';
 
 export interface MarketIds {

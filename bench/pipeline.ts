@@ -11,7 +11,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { buildApp, compose } from '../src/app.ts';
-import { openConfiguredStore, prepareStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import { type DemoRecord, readDemoRecord } from '../src/demo/market/load.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
@@ -19,6 +18,7 @@ import { DataVersion } from '../src/modules/freshness/data-version.ts';
 import { HOUR_MS, ManualClock } from '../src/platform/clock.ts';
 import type { Store } from '../src/platform/db/database.ts';
 import { BACKGROUND_NICE } from '../src/platform/worker/threads.ts';
+import { openConfiguredStore, prepareStore } from '../src/prepared-store.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
 import { type BenchConfig, REPO_ROOT } from './config.ts';
 import type { TargetCheck } from './report.ts';

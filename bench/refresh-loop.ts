@@ -12,12 +12,12 @@
  * stdout; SIGTERM ends it after the current cycle.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openConfiguredStore, prepareStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import { Refresher } from '../src/jobs/refresh/refresher.ts';
 import { DataVersion } from '../src/modules/freshness/data-version.ts';
 import { ScaledClock } from '../src/platform/clock.ts';
 import { lowerThisThreadPriority } from '../src/platform/worker/threads.ts';
+import { openConfiguredStore, prepareStore } from '../src/prepared-store.ts';
 import { ResoListingSource } from '../src/upstream/reso/source.ts';
 
 /** Real ms from the start of one cycle to the start of the next, at least. */

@@ -7,56 +7,15 @@ import type { Jobs } from './jobs/jobs.ts';
 import { keepMarketClockMark } from './jobs/market-clock-mark.ts';
 import { ReadinessRegistry } from './modules/health/readiness.ts';
 import { systemClock } from './platform/clock.ts';
-import { openStore, type Store, type StoreOptions } from './platform/db/database.ts';
-import { StoreOpenError, unavailableReason } from './platform/db/errors.ts';
-import { migrateToLatest } from './platform/db/migrate.ts';
+import type { Store } from './platform/db/database.ts';
 import {
   claimProcessLease,
   EMBEDDED_LIMITS_LEASE,
   type ProcessLease,
 } from './platform/limits/process-lease.ts';
 import { createProgressReporter } from './platform/progress.ts';
-import { syncAreas } from './reference/areas-store.ts';
+import { openConfiguredStore, prepareStore } from './prepared-store.ts';
 import { type ConfiguredUpstream, openMarketClock, openUpstream } from './upstream/configured-upstream.ts';
-
-/**
- * The configured store, open. A store that cannot be opened (directory,
- * permissions, disk, server) is a `StoreOpenError` with a one-line message.
- * Outages later on are reported on stderr: one line when the store becomes
- * unavailable, one when it answers again.
- */
-export async function openConfiguredStore(
-  config: Config,
-  options: Pick<StoreOptions, 'walCheckpoints'> = {},
-): Promise<Store> {
-  const quiet = config.logLevel === 'silent' || config.logLevel === 'error' || config.logLevel === 'fatal';
-  return openStore({
-    ...options,
-    dialect: config.dialect,
-    databaseUrl: config.databaseUrl,
-    schema: config.databaseSchema,
-    queryTimeoutMs: config.databaseQueryTimeoutMs,
-    log: quiet ? () => {} : (line) => process.stderr.write(`${line}\n`),
-  });
-}
-
-/**
- * Schema to the latest version and reference data (area tree) in place;
- * idempotent. A store that cannot take the writes (read-only, full, locked,
- * unreachable) is a `StoreOpenError` naming it and the cause in one line.
- */
-export async function prepareStore(store: Store): Promise<void> {
-  try {
-    await migrateToLatest(store);
-    await syncAreas(store);
-  } catch (error) {
-    const reason = unavailableReason(error);
-    if (reason === undefined) throw error;
-    throw new StoreOpenError(`Cannot prepare the ${store.dialect} store ${store.location}: ${reason}`, {
-      cause: error,
-    });
-  }
-}
 
 /**
  * Loads the demo market into an empty store, or reloads it when an earlier
@@ -95,18 +54,6 @@ export async function seedDemoIfEmpty(
     `Demo market loaded in ${(result.ms / 1000).toFixed(1)} s: ${result.listings} listings, ${result.buildings} buildings.`,
   );
   return true;
-}
-
-/** The configured store, open and prepared (`prepareStore`); closed again when preparing fails. */
-export async function openPreparedStore(config: Config): Promise<Store> {
-  const store = await openConfiguredStore(config);
-  try {
-    await prepareStore(store);
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  return store;
 }
 
 export interface RunningServer {

@@ -1,6 +1,4 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { createRefresher } from './app.ts';
-import { openConfiguredStore, openPreparedStore, prepareStore, seedDemoIfEmpty } from './boot.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { registerOriginCommand } from './demo/simulator/origin.cli.ts';
 import { PipelineCliError, registerPipelineCommands } from './jobs/refresh/pipeline.cli.ts';
@@ -12,8 +10,13 @@ import { registerOpenDataCommands } from './modules/opendata/opendata.cli.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import { storeFailureMessage } from './platform/db/errors.ts';
 import { createProgressReporter } from './platform/progress.ts';
-import { openMarketClock, openUpstream } from './upstream/configured-upstream.ts';
+import { openConfiguredStore, openPreparedStore, prepareStore } from './prepared-store.ts';
 import { packageVersion } from './version.ts';
+
+// The service's module graph (the app, the configured upstream, the demo loader) is
+// imported by the commands that run it, not here: loading it under tsx took ~2.5 s
+// of CPU, so `stoop keys list` took 1.5–3 s to print a line; the store, keys and
+// config alone load in about half that.
 
 function intOption(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
@@ -79,6 +82,7 @@ export function buildCli(): Command {
         DEMO_SEED: opts.seed?.toString(),
         DEMO_SCALE: opts.scale?.toString(),
       });
+      const { seedDemoIfEmpty } = await import('./boot.ts');
       const store = await openConfiguredStore(cfg);
       try {
         await prepareStore(store);
@@ -110,6 +114,7 @@ export function buildCli(): Command {
   registerOpenDataCommands(program, {
     clock: { now: () => openDataClock.now() },
     open: async () => {
+      const { openMarketClock } = await import('./upstream/configured-upstream.ts');
       const store = await openConfiguredStore(config());
       try {
         await prepareStore(store);
@@ -127,6 +132,10 @@ export function buildCli(): Command {
   registerPipelineCommands(program, {
     open: async (withUpstream) => {
       const cfg = config();
+      const [{ createRefresher }, { openMarketClock, openUpstream }] = await Promise.all([
+        import('./app.ts'),
+        import('./upstream/configured-upstream.ts'),
+      ]);
       const store = await openConfiguredStore(cfg);
       try {
         await prepareStore(store);

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import type { BackgroundPriority } from './config/declaration.ts';
 import { ConfigError, type Env, readTierVariable, readVariable } from './config/read-environment.ts';
 import { DEFAULT_TIER_LIMITS, TIERS, type Tier, type TierLimits } from './domain/tiers.ts';
+import type { BackgroundPriority } from './platform/worker/background-priority.ts';
 
 export { ConfigError } from './config/read-environment.ts';
 

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BENCH_ACCOUNT } from '../bench/bench-key.ts';
-import { openConfiguredStore } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import { LocalSubscriptionProvider } from '../src/modules/keys/subscriptions.ts';
 import { systemClock } from '../src/platform/clock.ts';
+import { openConfiguredStore } from '../src/prepared-store.ts';
 import { TEST_DIALECT } from './support/store.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -1,12 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  openConfiguredStore,
-  prepareStore,
-  type RunningServer,
-  seedDemoIfEmpty,
-  startServer,
-} from '../src/boot.ts';
+import { type RunningServer, seedDemoIfEmpty, startServer } from '../src/boot.ts';
 import { loadConfig } from '../src/config.ts';
 import type { ErrorBody } from '../src/http/errors.ts';
 import {
@@ -16,6 +10,7 @@ import {
 import { markChanged, markConfirmed } from '../src/modules/freshness/data-version.ts';
 import type { IssuedApiKeyView } from '../src/modules/keys/keys.schema.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, ScaledClock } from '../src/platform/clock.ts';
+import { openConfiguredStore, prepareStore } from '../src/prepared-store.ts';
 import { createTestApp, TEST_NOW, type TestApp } from './support/app.ts';
 import { cliStore, runStoop } from './support/cli.ts';
 import { isolatedLimitsEnv } from './support/server-process.ts';

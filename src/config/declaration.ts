@@ -13,6 +13,7 @@
  */
 import { KindGuard, type Static, type TSchema, Type } from '@sinclair/typebox';
 import { DEFAULT_TIER_LIMITS, TIERS, type Tier } from '../domain/tiers.ts';
+import { BACKGROUND_PRIORITIES } from '../platform/worker/background-priority.ts';
 
 /** Sections of the Configuration table, in the order they are documented. */
 export const CONFIG_GROUPS = {
@@ -103,9 +104,6 @@ function defaultsByTier(limit: 'ratePerMinute' | 'monthlyQuota' | 'overageLimit'
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export const BACKGROUND_PRIORITIES = ['idle', 'nice'] as const;
-/** How read-model rebuild threads give way to the request thread (platform/worker/threads.ts). */
-export type BackgroundPriority = (typeof BACKGROUND_PRIORITIES)[number];
 
 const TIER_LIMIT = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
 const PORT_NUMBER = Type.Integer({ minimum: 0, maximum: 65535 });

@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { type ResourceLimits, Worker, workerData } from 'node:worker_threads';
-import { BACKGROUND_PRIORITIES, type BackgroundPriority } from '../../config/declaration.ts';
 import { paceThisThread } from '../yield.ts';
+import { BACKGROUND_PRIORITIES, type BackgroundPriority } from './background-priority.ts';
 import { BackgroundPacer, servingActivityBuffer } from './serving-activity.ts';
 
 const ENTRY = new URL('./entry.mjs', import.meta.url);
