@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { sql } from 'kysely';
 import { loadDemoMarket } from '../../src/demo/market/load.ts';
-import { openStore, type Store } from '../../src/platform/db/database.ts';
-import { migrateToLatest } from '../../src/platform/db/migrate.ts';
+import type { Store } from '../../src/platform/db/database.ts';
 import { syncAreas } from '../../src/reference/areas-store.ts';
-import { createTestStore, TEST_DIALECT } from './store.ts';
+import { createSharedTestStore } from './store.ts';
 
 /** Which demo market: what `loadDemoMarket` is given. */
 export interface DemoMarketKey {
@@ -15,8 +13,20 @@ export interface DemoMarketKey {
   now: Date;
 }
 
-/** Where one loaded market's rows are kept for copying: a SQLite file to attach, or a PostgreSQL schema. */
-type Template = { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; schema: string };
+/**
+ * Where one loaded market's rows are kept for copying (a SQLite file to
+ * attach, or a PostgreSQL schema), and what to copy, read once when it was
+ * made: its tables but the migrator's, in creation order, and (PostgreSQL) the
+ * identity columns whose counters the copy moves on.
+ */
+type Template =
+  | { dialect: 'sqlite'; file: string; tables: readonly string[] }
+  | {
+      dialect: 'postgres';
+      schema: string;
+      tables: readonly string[];
+      identities: readonly { table: string; column: string }[];
+    };
 
 /**
  * Templates of this test process (a vitest fork runs file after file in one
@@ -51,54 +61,64 @@ export async function loadDemoMarketFromTemplate(store: Store, key: DemoMarketKe
     template.catch(() => templates.delete(id));
   }
   const made = await template;
-  if (made.dialect === 'sqlite') await copyFromSqliteFile(store, made.file);
-  else await copyFromPostgresSchema(store, made.schema);
+  if (made.dialect === 'sqlite') await copyFromSqliteFile(store, made);
+  else await copyFromPostgresSchema(store, made);
 }
 
+/**
+ * A store another connection can read (`createSharedTestStore`: a SQLite file,
+ * or a `t_<run>_…` PostgreSQL schema the run's global teardown drops) with the
+ * market loaded, closed again.
+ */
 async function buildTemplate(key: DemoMarketKey): Promise<Template> {
-  if (TEST_DIALECT === 'postgres') {
-    // A test schema like any other (t_<run>_…): the run's global teardown drops it.
-    const store = await createTestStore();
-    try {
-      await syncAreas(store);
-      await loadDemoMarket(store, key);
-      return { dialect: 'postgres', schema: store.schema! };
-    } finally {
-      await store.close();
-    }
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'stoop-demo-template-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'template.sqlite');
-  const store = await openStore({ dialect: 'sqlite', databaseUrl: `sqlite:${file}` });
+  const { store } = await createSharedTestStore('stoop-demo-template-');
   try {
-    await migrateToLatest(store);
     await syncAreas(store);
     await loadDemoMarket(store, key);
+    if (store.dialect === 'postgres') {
+      const { rows: tables } = await sql<{ name: string }>`
+        SELECT table_name AS name FROM information_schema.tables
+        WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(store.db);
+      const { rows: identities } = await sql<{ table: string; column: string }>`
+        SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
+        WHERE table_schema = current_schema() AND is_identity = 'YES'`.execute(store.db);
+      return {
+        dialect: 'postgres',
+        schema: store.schema!,
+        tables: tables.map((t) => t.name).filter(isCopied),
+        identities: identities.filter((identity) => isCopied(identity.table)),
+      };
+    }
+    const { rows: tables } = await sql<{ name: string }>`
+      SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid`.execute(
+      store.db,
+    );
+    // A SQLite store's location is its file; the file is kept until the test process ends.
+    const file = store.location;
+    process.once('exit', () => rmSync(dirname(file), { recursive: true, force: true }));
+    return { dialect: 'sqlite', file, tables: tables.map((t) => t.name).filter(isCopied) };
   } finally {
     await store.close();
   }
-  return { dialect: 'sqlite', file };
 }
 
-/** Tables the copy leaves alone: the migrator's (the store is migrated already). */
-const isMigratorTable = (name: string) => name.startsWith('kysely_');
+/** Every table but the migrator's (the store is migrated already). */
+const isCopied = (table: string) => !table.startsWith('kysely_');
 
 function quoted(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-async function copyFromSqliteFile(store: Store, file: string): Promise<void> {
+async function copyFromSqliteFile(
+  store: Store,
+  template: Extract<Template, { dialect: 'sqlite' }>,
+): Promise<void> {
   // One connection throughout: an in-memory store has only the one, and ATTACH is per connection.
   await store.db.connection().execute(async (connection) => {
-    await sql`ATTACH DATABASE ${file} AS demo_template`.execute(connection);
+    await sql`ATTACH DATABASE ${template.file} AS demo_template`.execute(connection);
     try {
-      const { rows } = await sql<{ name: string }>`
-        SELECT name FROM demo_template.sqlite_master
-        WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid`.execute(connection);
       await connection.transaction().execute(async (trx) => {
-        for (const { name } of rows) {
-          if (isMigratorTable(name)) continue;
+        for (const name of template.tables) {
           const table = sql.raw(quoted(name));
           await sql`DELETE FROM main.${table}`.execute(trx);
           await sql`INSERT INTO main.${table} SELECT * FROM demo_template.${table}`.execute(trx);
@@ -110,24 +130,19 @@ async function copyFromSqliteFile(store: Store, file: string): Promise<void> {
   });
 }
 
-async function copyFromPostgresSchema(store: Store, templateSchema: string): Promise<void> {
-  const { rows: tables } = await sql<{ name: string }>`
-    SELECT table_name AS name FROM information_schema.tables
-    WHERE table_schema = ${templateSchema} AND table_type = 'BASE TABLE'`.execute(store.db);
-  const { rows: identities } = await sql<{ table: string; column: string }>`
-    SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
-    WHERE table_schema = ${templateSchema} AND is_identity = 'YES'`.execute(store.db);
+async function copyFromPostgresSchema(
+  store: Store,
+  template: Extract<Template, { dialect: 'postgres' }>,
+): Promise<void> {
   await store.db.transaction().execute(async (trx) => {
-    for (const { name } of tables) {
-      if (isMigratorTable(name)) continue;
+    for (const name of template.tables) {
       // Unqualified names are the store's own schema (first on its connections' search path).
       const table = sql.raw(quoted(name));
-      const source = sql.raw(`${quoted(templateSchema)}.${quoted(name)}`);
+      const source = sql.raw(`${quoted(template.schema)}.${quoted(name)}`);
       await sql`DELETE FROM ${table}`.execute(trx);
       await sql`INSERT INTO ${table} OVERRIDING SYSTEM VALUE SELECT * FROM ${source}`.execute(trx);
     }
-    for (const { table, column } of identities) {
-      if (isMigratorTable(table)) continue;
+    for (const { table, column } of template.identities) {
       // The next generated value continues above the copied rows, as after the loader's own inserts.
       await sql`
         SELECT setval(pg_get_serial_sequence(${quoted(table)}, ${column}),
