@@ -39,6 +39,8 @@ const DIALECT_INDEPENDENT = [
   'test/request-logger.test.ts',
   // The rebuilt index's row mapping (a pure function; the worker that runs it is tested on both dialects).
   'test/search.carried-rows.test.ts',
+  // A list answer's meta and the area-id union (pure functions).
+  'test/list-meta.test.ts',
   // The front page's HTML and headers; the OpenAPI document's lint and a client generated from it;
   // the CSV/GeoJSON encoders (pure functions); the demo market's calibration (generated in memory).
   'test/home.http.test.ts',

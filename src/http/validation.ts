@@ -123,43 +123,57 @@ function firstNonDecimal(
 ): ValidationIssue | undefined {
   if (numeric.size === 0 || data === null || typeof data !== 'object') return undefined;
   const values = data as Record<string, unknown>;
-  for (const [name, type] of numeric) {
+  // By the parameters sent (a handful), not the declared ones (dozens, most of them absent).
+  for (const name in values) {
+    const type = numeric.get(name);
+    if (type === undefined) continue;
     const value = values[name];
-    // Most declared parameters are absent from a request: no list is made for them.
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value]) {
-      if (typeof item !== 'string' || Number.isNaN(Number(item))) continue;
-      if (!DECIMAL_NUMBER.test(item) || !Number.isFinite(Number(item))) {
-        return notAFiniteDecimal(name, type, item);
-      }
+    if (!Array.isArray(value)) {
+      if (!isFiniteDecimalOrNotANumber(value)) return notAFiniteDecimal(name, type, value as string);
+      continue;
+    }
+    for (const item of value) {
+      if (!isFiniteDecimalOrNotANumber(item)) return notAFiniteDecimal(name, type, item as string);
     }
   }
   return undefined;
+}
+
+/** False for text that Ajv would turn into a number but that is not a finite decimal. */
+function isFiniteDecimalOrNotANumber(item: unknown): boolean {
+  if (typeof item !== 'string' || Number.isNaN(Number(item))) return true;
+  return DECIMAL_NUMBER.test(item) && Number.isFinite(Number(item));
 }
 
 /** The first query or path parameter (or list item) holding a NUL character. */
 function firstWithNul(data: unknown): ValidationIssue | undefined {
   if (data === null || typeof data !== 'object') return undefined;
-  for (const [name, value] of Object.entries(data)) {
-    for (const item of Array.isArray(value) ? value : [value]) {
-      if (typeof item === 'string' && item.includes('\u0000')) {
-        return {
-          keyword: 'characters',
-          instancePath: `/${name}`,
-          schemaPath: `#/properties/${name}`,
-          params: {},
-          message: 'must not contain NUL (U+0000) characters',
-        };
-      }
+  const values = data as Record<string, unknown>;
+  for (const name in values) {
+    const value = values[name];
+    if (Array.isArray(value) ? value.some(holdsNul) : holdsNul(value)) {
+      return {
+        keyword: 'characters',
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}`,
+        params: {},
+        message: 'must not contain NUL (U+0000) characters',
+      };
     }
   }
   return undefined;
 }
 
+function holdsNul(item: unknown): boolean {
+  return typeof item === 'string' && item.includes('\u0000');
+}
+
 /** After coercion: a non-finite number anywhere at the top level (e.g. through a union Ajv coerced). */
 function firstNonFinite(data: unknown): ValidationIssue | undefined {
   if (data === null || typeof data !== 'object') return undefined;
-  for (const [name, value] of Object.entries(data)) {
+  const values = data as Record<string, unknown>;
+  for (const name in values) {
+    const value = values[name];
     if (typeof value === 'number' && !Number.isFinite(value)) {
       return notAFiniteDecimal(name, 'number', String(value));
     }

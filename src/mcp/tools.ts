@@ -14,7 +14,9 @@ import type { Tier } from '../domain/tiers.ts';
 import type { Caller } from '../http/caller.ts';
 import {
   capPerPage,
+  type ListFreshness,
   listBodyChunks,
+  listMetaFrom,
   type PaginatedMeta,
   paramNames,
   servedJsonBody,
@@ -147,21 +149,15 @@ function listMeta(
   publicUrl: string,
   path: string,
   sent: Args,
-  freshness: object,
+  freshness: ListFreshness,
   page: PageRequest,
   total: number,
   known: ReadonlySet<string>,
   extraWarnings: readonly string[],
 ): PaginatedMeta {
   const text = queryText(sent);
-  return {
-    ...(freshness as PaginatedMeta),
-    total,
-    page: page.page,
-    perPage: page.perPage,
-    links: pageLinks(publicUrl, text === '' ? path : `${path}?${text}`, page, total, known),
-    warnings: [...extraWarnings],
-  };
+  const links = pageLinks(publicUrl, text === '' ? path : `${path}?${text}`, page, total, known);
+  return listMetaFrom(freshness, page, total, links, [...extraWarnings]);
 }
 
 function areaNames(tree: AreaTree, areas: unknown): string {
