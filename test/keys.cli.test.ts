@@ -40,6 +40,11 @@ async function startApp(): Promise<void> {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     PUBLIC_URL: 'http://stoop.test',
+    // A change the CLI makes reaches a running server within API_KEY_CACHE_MS (keys.cache.test.ts
+    // holds that bound on a fake clock). Here the subject is what the CLI writes, so the app reads
+    // the key on every request: with the default 1 s, "the next request" after a revoke that took
+    // under a second was still answered from the cache (seen on a fast machine).
+    API_KEY_CACHE_MS: '0',
   });
   store = await openStore({ dialect: config.dialect, databaseUrl, schema, poolSize: 2 });
   composition = await compose({ config, store });
