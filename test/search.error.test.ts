@@ -73,6 +73,21 @@ describe('search parameter errors', () => {
     expect(body.error.details?.params?.[0]?.message).toContain(accepted);
   });
 
+  it.each([
+    // The text rules read each item of a repeated parameter, wherever it sits among those sent.
+    [
+      'maxBeds=2&minPrice=1&minPrice=0x10',
+      'minPrice',
+      'must be a finite integer in decimal notation (got "0x10")',
+    ],
+    ['areas=100&areas=1%00', 'areas', 'must not contain NUL (U+0000) characters'],
+  ])('%s: a repeated parameter with one bad item is a 400 naming it', async (query, parameter, message) => {
+    const { status, body } = await getJson<ErrorBody>(t, `/v1/search/rentals?${query}`);
+    expect(status).toBe(400);
+    expect(body.error.code).toBe('INVALID_PARAMS');
+    expect(body.error.details?.params?.[0]).toMatchObject({ parameter, message });
+  });
+
   it('never answers 500 to hostile input', async () => {
     const hostile = [
       "areas=1'%20OR%201=1",
