@@ -1,21 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Freshness, ServedJson } from '../domain/freshness.ts';
+import type { ResolvedAreaInput } from '../modules/areas/area-input.ts';
 import { type AppendedMember, memberBytes, writeWithMember } from '../platform/json-bytes.ts';
 import { type PageRequest, pageLinks } from './pagination.ts';
 import type { BodyMemory } from './response-slabs.ts';
 
-/** An area a list was filtered to, echoed in `meta.areas` (see modules/areas/area-input.ts). */
-export interface EchoedArea {
-  input: string;
-  id: number;
-  name: string;
-}
-
 /** The freshness part of a list's meta, with the areas a search echoes. */
-export type ListFreshness = Freshness & { areas?: EchoedArea[] };
+export type ListFreshness = Freshness & { areas?: ResolvedAreaInput[] };
 
 export interface PaginatedMeta extends Freshness {
-  areas?: EchoedArea[];
+  areas?: ResolvedAreaInput[];
   total: number;
   page: number;
   perPage: number;

@@ -127,18 +127,6 @@ function instantBound(name: string, value: string | undefined, edge: 'start' | '
   return new Date(instant).toISOString();
 }
 
-/** The freshness of a search with the areas it resolved, as a literal of one shape (see listMetaFrom). */
-function withEchoedAreas(freshness: Freshness, areas: ResolvedAreaInput[]): SearchFreshness {
-  return {
-    dataAge: freshness.dataAge,
-    source: freshness.source,
-    freshnessThreshold: freshness.freshnessThreshold,
-    refreshTriggered: freshness.refreshTriggered,
-    detailScraped: freshness.detailScraped,
-    areas,
-  };
-}
-
 /** Lists this long or shorter are merged by insertion; longer ones through a Set and a sort. */
 const SHORT_UNION = 32;
 
@@ -366,7 +354,7 @@ export class SearchService {
     const known = this.freshness.ofSearch(tier, listingType, result.allDetailScraped);
     const freshness = known instanceof Promise ? await known : known;
     // `meta.areas` echoes the resolved areas (listMetaFrom copies them into the list's meta).
-    return { ...result, meta: areas ? withEchoedAreas(freshness, areas.inputs) : freshness };
+    return { ...result, meta: areas ? { ...freshness, areas: areas.inputs } : freshness };
   }
 
   /** Builds the index for the current data version (boot). */
